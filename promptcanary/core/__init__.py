@@ -1,0 +1,1 @@
+"""The engine's core: models, probes, suite, comparison, statistics and reports."""

@@ -1,0 +1,459 @@
+"""The PromptCanary data model: prompts, responses, probe results, runs, baselines, drift reports.
+
+These pydantic models are public API (templates and custom probes see them). Everything that is
+compared between two runs has a deterministic identity: a prompt's default id is derived from its
+text and system prompt, a probe result is keyed by ``(prompt_id, probe_key)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections import defaultdict
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
+
+SCHEMA_VERSION = 2
+"""Version of the baseline snapshot document written by this engine."""
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _new_uuid() -> str:
+    # Run and snapshot ids name an event, not content: randomness is fine here (never compared).
+    return str(uuid.uuid4())
+
+
+_SLUG_RE = re.compile(r"[^a-z0-9]+")
+
+
+def slugify(text: str, max_len: int = 40) -> str:
+    """A lowercase, URL- and file-safe slug (``openai/gpt-4o`` → ``openai-gpt-4o``)."""
+    slug = _SLUG_RE.sub("-", text.lower()).strip("-")
+    return slug[:max_len].rstrip("-") or "x"
+
+
+def default_prompt_id(text: str, system_prompt: str | None = None) -> str:
+    """Deterministic prompt id: a slug of the text plus a short hash of text and system prompt."""
+    digest = hashlib.sha256(f"{system_prompt or ''}\x00{text}".encode()).hexdigest()[:8]
+    return f"{slugify(text, 32)}-{digest}"
+
+
+class ProbeCategory(str, Enum):
+    """High-level family of a probe."""
+
+    FORMAT = "format"
+    REASONING = "reasoning"
+    SAFETY = "safety"
+    TOOL_USE = "tool_use"
+    FACTUAL = "factual"
+    CUSTOM = "custom"
+
+
+class DriftSeverity(str, Enum):
+    """How bad a drift report is, from ``none`` to ``critical`` (ordered)."""
+
+    NONE = "none"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_ORDER.index(self)
+
+    def at_least(self, other: DriftSeverity) -> bool:
+        return self.rank >= other.rank
+
+
+_SEVERITY_ORDER = list(DriftSeverity)
+
+
+class CanaryPrompt(BaseModel):
+    """A single prompt entry in a CanarySuite, with optional metadata."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = ""
+    text: str
+    description: str = ""
+    system_prompt: str | None = None
+    expected_keywords: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    tools: list[dict[str, Any]] | None = None
+    response_format: dict[str, Any] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _default_id(self) -> CanaryPrompt:
+        if not self.id:
+            object.__setattr__(self, "id", default_prompt_id(self.text, self.system_prompt))
+        return self
+
+
+class ToolCall(BaseModel):
+    """One native tool (function) call made by the model."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    arguments: Any = None
+    """Parsed arguments (usually a dict); ``None`` when ``arguments_raw`` is not valid JSON."""
+    arguments_raw: str = ""
+    id: str | None = None
+
+
+class LLMResponse(BaseModel):
+    """What the model answered to one prompt (one sample)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_id: str
+    provider_model_id: str
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+    latency_ms: float | None = None
+    raw_response: dict[str, Any] = Field(default_factory=dict)
+    sample: int = 0
+    retries: int = 0
+    error: str | None = None
+    """Set when the call failed after its retries; such a response is *errored*, not scored."""
+    created_at: datetime = Field(default_factory=_utcnow)
+
+    @property
+    def errored(self) -> bool:
+        return self.error is not None
+
+
+class ProbeResult(BaseModel):
+    """Result of running a single probe against a single LLMResponse."""
+
+    model_config = ConfigDict(frozen=True)
+
+    probe_id: str
+    probe_name: str = ""
+    category: ProbeCategory = ProbeCategory.CUSTOM
+    prompt_id: str
+    passed: bool
+    score: float = Field(ge=0.0, le=1.0)
+    details: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    probe_key: str = ""
+    """Identity of the probe entry in comparisons; defaults to ``probe_id``."""
+    sample: int = 0
+    errored: bool = False
+    """True when the response could not be obtained: neither a pass nor a failure."""
+
+    @model_validator(mode="after")
+    def _default_key(self) -> ProbeResult:
+        if not self.probe_key:
+            object.__setattr__(self, "probe_key", self.probe_id)
+        return self
+
+
+class ProviderConfig(BaseModel):
+    """Identifies and configures an LLM provider + model endpoint."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model_id: str
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    seed: int | None = 42
+    extra_params: dict[str, Any] = Field(default_factory=dict)
+
+
+class TokenUsage(BaseModel):
+    """Token counts summed over a run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+class Provenance(BaseModel):
+    """Where a run came from: enough to tell whether two runs are comparable."""
+
+    suite_hash: str = ""
+    probe_config_hash: str = ""
+    engine_version: str = ""
+    samples: int = 1
+    git_sha: str | None = None
+    git_ref: str | None = None
+
+
+def _mean(values: list[float], empty: float = 1.0) -> float:
+    return sum(values) / len(values) if values else empty
+
+
+class CanaryRunResult(BaseModel):
+    """Aggregated results for one full run of a CanarySuite against one provider.
+
+    Errored results (no response could be obtained) are kept but excluded from the scores.
+    """
+
+    run_id: str = Field(default_factory=_new_uuid)
+    suite_name: str
+    provider: ProviderConfig
+    probe_results: list[ProbeResult] = Field(default_factory=list)
+    llm_responses: list[LLMResponse] = Field(default_factory=list)
+    started_at: datetime = Field(default_factory=_utcnow)
+    finished_at: datetime | None = None
+    provenance: Provenance = Field(default_factory=Provenance)
+
+    def _scored(self) -> list[ProbeResult]:
+        return [r for r in self.probe_results if not r.errored]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def overall_score(self) -> float:
+        """Mean score across all probe results. Returns 1.0 if no probes ran."""
+        return _mean([r.score for r in self._scored()])
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pass_rate(self) -> float:
+        """Fraction of probes that passed. Returns 1.0 if no probes ran."""
+        return _mean([1.0 if r.passed else 0.0 for r in self._scored()])
+
+    @property
+    def failed_probes(self) -> list[ProbeResult]:
+        """Convenience: all probe results that did not pass (errored ones excluded)."""
+        return [r for r in self._scored() if not r.passed]
+
+    @property
+    def errored_results(self) -> list[ProbeResult]:
+        return [r for r in self.probe_results if r.errored]
+
+    @property
+    def by_category(self) -> dict[ProbeCategory, list[ProbeResult]]:
+        """Group probe results by category."""
+        groups: dict[ProbeCategory, list[ProbeResult]] = defaultdict(list)
+        for r in self.probe_results:
+            groups[r.category].append(r)
+        return dict(groups)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def duration_ms(self) -> float:
+        """Total wall-clock duration of the run in milliseconds."""
+        if self.finished_at is None:
+            return 0.0
+        return (self.finished_at - self.started_at).total_seconds() * 1000
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def token_usage(self) -> TokenUsage:
+        return TokenUsage(
+            prompt_tokens=sum(r.prompt_tokens or 0 for r in self.llm_responses),
+            completion_tokens=sum(r.completion_tokens or 0 for r in self.llm_responses),
+            total_tokens=sum(r.total_tokens or 0 for r in self.llm_responses),
+        )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def error_count(self) -> int:
+        """Responses that could not be obtained after their retries."""
+        return sum(1 for r in self.llm_responses if r.errored)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def error_rate(self) -> float:
+        return self.error_count / len(self.llm_responses) if self.llm_responses else 0.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def retry_count(self) -> int:
+        return sum(r.retries for r in self.llm_responses)
+
+    @property
+    def prompt_ids(self) -> list[str]:
+        """Prompt ids in run order, each once."""
+        return list(dict.fromkeys(r.prompt_id for r in self.llm_responses))
+
+    def responses_for(self, prompt_id: str) -> list[LLMResponse]:
+        return [r for r in self.llm_responses if r.prompt_id == prompt_id]
+
+
+class BaselineSnapshot(BaseModel):
+    """A saved baseline — the "known-good" state a future run is compared against."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = SCHEMA_VERSION
+    snapshot_id: str = Field(default_factory=_new_uuid)
+    suite_name: str
+    provider: ProviderConfig
+    run_result: CanaryRunResult
+    created_at: datetime = Field(default_factory=_utcnow)
+    note: str = ""
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, v: int) -> int:
+        if v > SCHEMA_VERSION:
+            raise ValueError(
+                f"snapshot schema_version {v} is newer than this engine supports "
+                f"({SCHEMA_VERSION}); upgrade promptcanary-action or re-create the baseline"
+            )
+        return v
+
+
+class ProbeComparison(BaseModel):
+    """Side-by-side comparison of a single probe between baseline and current run.
+
+    With repeated samples the scores are means over samples and the statistics fields are set.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    probe_id: str
+    probe_key: str = ""
+    probe_name: str = ""
+    category: ProbeCategory = ProbeCategory.CUSTOM
+    prompt_id: str
+    baseline_score: float
+    current_score: float
+    score_delta: float
+    baseline_passed: bool
+    current_passed: bool
+    regression: bool = False
+    improvement: bool = False
+    baseline_details: str = ""
+    current_details: str = ""
+    baseline_samples: int = 1
+    current_samples: int = 1
+    baseline_pass_rate: float | None = None
+    current_pass_rate: float | None = None
+    pass_rate_ci: tuple[float, float] | None = None
+    """Confidence interval of (current − baseline) pass rate."""
+    score_ci: tuple[float, float] | None = None
+    """Confidence interval of (current − baseline) mean score."""
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    flaky: bool = False
+
+    @model_validator(mode="after")
+    def _default_key(self) -> ProbeComparison:
+        if not self.probe_key:
+            object.__setattr__(self, "probe_key", self.probe_id)
+        return self
+
+
+class ErroredResult(BaseModel):
+    """A (prompt, probe) pair whose response could not be obtained on one side."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_id: str
+    probe_key: str
+    side: str  # "baseline" or "current"
+    error: str = ""
+
+
+_SEVERITY_RULES: tuple[tuple[DriftSeverity, float, float], ...] = (
+    # (severity, share of comparisons regressed, largest single drop) — either one suffices.
+    (DriftSeverity.CRITICAL, 0.25, 0.75),
+    (DriftSeverity.HIGH, 0.10, 0.50),
+    (DriftSeverity.MEDIUM, 0.05, 0.25),
+)
+
+
+class DriftReport(BaseModel):
+    """The authoritative, fully-structured output of a drift comparison."""
+
+    model_config = ConfigDict(frozen=True)
+
+    suite_name: str
+    provider: ProviderConfig
+    baseline_snapshot_id: str
+    baseline_created_at: datetime
+    current_run_id: str
+    comparisons: list[ProbeComparison] = Field(default_factory=list)
+    new_prompts: list[str] = Field(default_factory=list)
+    removed_prompts: list[str] = Field(default_factory=list)
+    errored: list[ErroredResult] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    rescored_responses: int = 0
+    baseline_provider: ProviderConfig | None = None
+    statistical: bool = False
+    """True when the verdicts come from repeated-sample significance tests."""
+    alpha: float | None = None
+    created_at: datetime = Field(default_factory=_utcnow)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def regressions(self) -> list[ProbeComparison]:
+        return [c for c in self.comparisons if c.regression]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def improvements(self) -> list[ProbeComparison]:
+        return [c for c in self.comparisons if c.improvement]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def flaky(self) -> list[ProbeComparison]:
+        return [c for c in self.comparisons if c.flaky]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def has_regressions(self) -> bool:
+        return any(c.regression for c in self.comparisons)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def baseline_score(self) -> float:
+        return _mean([c.baseline_score for c in self.comparisons])
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def current_score(self) -> float:
+        return _mean([c.current_score for c in self.comparisons])
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def score_delta(self) -> float:
+        return self.current_score - self.baseline_score
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def severity(self) -> DriftSeverity:
+        """Heuristic severity rating based on regression count and magnitude."""
+        regs = self.regressions
+        if not regs:
+            return DriftSeverity.NONE
+        share = len(regs) / len(self.comparisons)
+        worst_drop = max(-c.score_delta for c in regs)
+        for severity, min_share, min_drop in _SEVERITY_RULES:
+            if share >= min_share or worst_drop >= min_drop:
+                return severity
+        return DriftSeverity.LOW
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def summary(self) -> str:
+        """Single-sentence human-readable summary suitable for notifications."""
+        n_reg, n_imp = len(self.regressions), len(self.improvements)
+        parts = [
+            f"{self.suite_name} on {self.provider.model_id}:",
+            f"{n_reg} regression{'s' if n_reg != 1 else ''},",
+            f"{n_imp} improvement{'s' if n_imp != 1 else ''}",
+            f"across {len(self.comparisons)} comparisons",
+            f"(score {self.baseline_score:.3f} → {self.current_score:.3f},",
+            f"severity {self.severity.value}).",
+        ]
+        return " ".join(parts)

@@ -1,0 +1,177 @@
+"""Small shared pieces for probes: fence stripping, JSON extraction, tool calls, bounded scores.
+
+Parsing is cached per content string, so several probes reading one response parse it once.
+Cached values are shared: probes must not mutate what these functions return.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+from promptcanary.core.models import LLMResponse, ToolCall
+
+_FENCE_RE = re.compile(r"^\s*```[\w+-]*[ \t]*\r?\n(.*?)\r?\n?[ \t]*```\s*$", re.DOTALL)
+_INNER_FENCE_RE = re.compile(r"```(?:json|JSON)?[ \t]*\r?\n(.*?)```", re.DOTALL)
+
+_NOT_JSON = object()
+
+
+def strip_fences(text: str) -> str:
+    """The body of a response wrapped in one markdown code fence, else the stripped text."""
+    match = _FENCE_RE.match(text)
+    return match.group(1).strip() if match else text.strip()
+
+
+@lru_cache(maxsize=512)
+def _parse_cached(content: str) -> Any:
+    body = strip_fences(content)
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        pass
+    # A JSON block embedded in prose ("Here is the data: ```json {...} ```").
+    for block in _INNER_FENCE_RE.findall(content):
+        try:
+            return json.loads(block)
+        except (ValueError, RecursionError):
+            continue
+    return _NOT_JSON
+
+
+def parse_json(content: str) -> tuple[bool, Any]:
+    """``(True, value)`` when the content (fences stripped) is JSON, else ``(False, None)``."""
+    value = _parse_cached(content)
+    if value is _NOT_JSON:
+        return False, None
+    return True, value
+
+
+def json_error(content: str) -> str:
+    """Why the content is not JSON, for a probe's details (``""`` when it is)."""
+    body = strip_fences(content)
+    try:
+        json.loads(body)
+    except json.JSONDecodeError as exc:
+        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    except (ValueError, RecursionError) as exc:
+        return str(exc)
+    return ""
+
+
+def parse_json_object(content: str) -> dict[str, Any] | None:
+    """The response parsed as a JSON object, or ``None`` when it is not one."""
+    ok, value = parse_json(content)
+    return value if ok and isinstance(value, dict) else None
+
+
+def _tool_call_from_mapping(data: Any) -> ToolCall | None:
+    if not isinstance(data, dict):
+        return None
+    fn = data.get("function") if isinstance(data.get("function"), dict) else data
+    name = fn.get("name") or fn.get("tool") or fn.get("tool_name")
+    if not isinstance(name, str) or not name:
+        return None
+    args = fn.get("arguments", fn.get("args", fn.get("parameters", fn.get("input"))))
+    if isinstance(args, str):
+        raw = args
+        try:
+            args = json.loads(args)
+        except (ValueError, RecursionError):
+            args = None
+    else:
+        try:
+            raw = json.dumps(args, sort_keys=False)
+        except (TypeError, ValueError):
+            raw = ""
+    return ToolCall(name=name, arguments=args, arguments_raw=raw)
+
+
+@lru_cache(maxsize=512)
+def _tool_calls_from_text(content: str) -> tuple[ToolCall, ...]:
+    ok, value = parse_json(content)
+    if not ok:
+        return ()
+    candidates: list[Any]
+    if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
+        candidates = value["tool_calls"]
+    elif isinstance(value, list):
+        candidates = value
+    else:
+        candidates = [value]
+    calls = (_tool_call_from_mapping(c) for c in candidates)
+    return tuple(c for c in calls if c is not None)
+
+
+def extract_tool_calls(response: LLMResponse) -> tuple[list[ToolCall], str]:
+    """Tool calls of a response and where they came from: ``"native"``, ``"content"`` or ``""``.
+
+    Native ``tool_calls`` win; JSON in the content (``{"name":…, "arguments":…}``, a list of
+    those, or ``{"tool_calls": [...]}``) is the fallback for models without native tool use.
+    """
+    if response.tool_calls:
+        return list(response.tool_calls), "native"
+    calls = _tool_calls_from_text(response.content)
+    return (list(calls), "content") if calls else ([], "")
+
+
+def fraction(hits: int, total: int, *, empty: float = 1.0) -> float:
+    """``hits / total`` in [0, 1]; ``empty`` when there is nothing to check."""
+    if total <= 0:
+        return empty
+    return min(1.0, max(0.0, hits / total))
+
+
+def linear_falloff(value: float, low: float, high: float, *, width: float) -> float:
+    """1.0 inside ``[low, high]``, falling linearly to 0.0 at ``width`` beyond either bound."""
+    if low <= value <= high:
+        return 1.0
+    distance = low - value if value < low else value - high
+    if width <= 0:
+        return 0.0
+    return max(0.0, 1.0 - distance / width)
+
+
+def compile_terms(terms: list[str], *, case_sensitive: bool, whole_word: bool = False) -> re.Pattern[str]:
+    """One regex matching any of ``terms`` literally (for counting phrase hits in one pass)."""
+    flags = 0 if case_sensitive else re.IGNORECASE
+    escaped = sorted((re.escape(t) for t in terms if t), key=len, reverse=True)
+    if not escaped:
+        return re.compile(r"(?!)")
+    body = "|".join(escaped)
+    return re.compile(rf"\b(?:{body})\b" if whole_word else f"(?:{body})", flags)
+
+
+def contains(haystack: str, needle: str, *, case_sensitive: bool) -> bool:
+    if case_sensitive:
+        return needle in haystack
+    return needle.casefold() in haystack.casefold()
+
+
+_WORD_RE = re.compile(r"\w+(?:['’-]\w+)*", re.UNICODE)
+
+
+def word_count(text: str) -> int:
+    return sum(1 for _ in _WORD_RE.finditer(text))
+
+
+def require_choice(param: str, value: Any, allowed: tuple[Any, ...]) -> None:
+    """Raise a ``ValueError`` naming the parameter and the allowed values."""
+    if value not in allowed:
+        options = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"{param}={value!r} is not valid; allowed values: {options}")
+
+
+def require_range(
+    param: str, value: float | None, *, low: float | None = None, high: float | None = None
+) -> None:
+    """Raise a ``ValueError`` when a numeric parameter is outside ``[low, high]``."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{param} must be a number, got {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"[{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
+        raise ValueError(f"{param}={value!r} is out of range; it must be within {bounds}")
