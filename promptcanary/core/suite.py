@@ -1,0 +1,351 @@
+"""CanarySuite: prompts plus probes, scoring, and the entry points of a run.
+
+The concurrent request machinery lives in :mod:`promptcanary.core.runner`; YAML parsing lives in
+:mod:`promptcanary.core.config`. This module holds what both need: which probes apply to which
+prompt (``ProbeBinding``), deterministic probe keys and hashes, and scoring of one response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from promptcanary.core.models import (
+    CanaryPrompt,
+    CanaryRunResult,
+    LLMResponse,
+    ProbeResult,
+)
+from promptcanary.core.probes.base import BaseProbe
+
+if TYPE_CHECKING:
+    from promptcanary.providers.base import BaseLLMProvider
+
+
+def stable_hash(value: Any, length: int = 12) -> str:
+    """A short, deterministic hash of JSON-able data (dict key order does not matter)."""
+    text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def probe_key_for(probe: BaseProbe, explicit_id: str | None = None) -> str:
+    """The probe's identity in comparisons: its explicit id, else ``probe_id`` + parameter hash.
+
+    A probe without parameters keeps its bare ``probe_id`` so keys stay readable.
+    """
+    if explicit_id:
+        return explicit_id
+    params = probe.params()
+    return f"{probe.probe_id}-{stable_hash(params, 6)}" if params else probe.probe_id
+
+
+@dataclass(frozen=True)
+class ProbeBinding:
+    """One probe entry of a suite: the probe, its key, where it applies and its YAML line."""
+
+    probe: BaseProbe
+    key: str
+    prompt_id: str | None = None
+    """Set for a probe listed under one prompt; ``None`` for a suite-wide probe."""
+    apply_to_tags: tuple[str, ...] = ()
+    """A suite-wide probe with tags applies only to prompts carrying one of them."""
+    line: int | None = None
+
+    def applies_to(self, prompt: CanaryPrompt) -> bool:
+        if self.prompt_id is not None:
+            return self.prompt_id == prompt.id
+        return not self.apply_to_tags or bool(set(self.apply_to_tags) & set(prompt.tags))
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "type": self.probe.probe_id,
+            "params": self.probe.params(),
+            "prompt": self.prompt_id,
+            "tags": list(self.apply_to_tags),
+        }
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model from the suite's ``models:`` list: a LiteLLM model id plus call parameters."""
+
+    model: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunDefaults:
+    """The suite's ``defaults:``; ``None`` means "not set here"."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    samples: int | None = None
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run is executed; the first three override the provider's configuration."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    samples: int = 1
+    concurrency: int = 8
+    timeout: float = 60.0
+    max_retries: int = 3
+    show_progress: bool = True
+    record: str | Path | None = None
+    git_sha: str | None = None
+    git_ref: str | None = None
+
+
+class SuiteError(ValueError):
+    """A suite that cannot be built (duplicate ids or keys, no prompts, no probes)."""
+
+
+class CanarySuite:
+    """Holds a collection of prompts and probes, and drives the canary run.
+
+    Args:
+        name: Human-readable name for this suite.
+        prompts: The :class:`CanaryPrompt` objects.
+        probes: :class:`BaseProbe` instances to run on every response.
+        description: Optional description shown in reports.
+        tags: Optional tags for categorisation.
+        default_system_prompt: System prompt for prompts that set none.
+        bindings: Extra probe entries (per-prompt probes, tag filters, explicit keys, YAML lines).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        prompts: list[CanaryPrompt],
+        probes: list[BaseProbe],
+        *,
+        description: str = "",
+        tags: list[str] | None = None,
+        default_system_prompt: str | None = None,
+        bindings: Sequence[ProbeBinding] | None = None,
+        models: Sequence[ModelSpec] | None = None,
+        defaults: RunDefaults | None = None,
+        source_file: str | None = None,
+        prompt_lines: dict[str, int] | None = None,
+    ) -> None:
+        if not prompts:
+            raise SuiteError("CanarySuite requires at least one prompt.")
+        extra = list(bindings or [])
+        if not probes and not extra:
+            raise SuiteError("CanarySuite requires at least one probe.")
+        self.name = name
+        self.prompts = list(prompts)
+        self.probes = list(probes)
+        self.description = description
+        self.tags = tags or []
+        self.default_system_prompt = default_system_prompt
+        self.bindings = [ProbeBinding(p, probe_key_for(p)) for p in self.probes] + extra
+        self.models = list(models or [])
+        self.defaults = defaults or RunDefaults()
+        self.source_file = source_file
+        self.prompt_lines = dict(prompt_lines or {})
+        self._check_identities()
+
+    def _check_identities(self) -> None:
+        seen: set[str] = set()
+        for prompt in self.prompts:
+            if prompt.id in seen:
+                raise SuiteError(f"duplicate prompt id {prompt.id!r}: give each prompt a unique id")
+            seen.add(prompt.id)
+        for prompt in self.prompts:
+            keys: set[str] = set()
+            for binding in self.bindings_for(prompt):
+                if binding.key in keys:
+                    raise SuiteError(
+                        f"duplicate probe key {binding.key!r} on prompt {prompt.id!r}: give one "
+                        "of the entries an explicit `id:` so each result has its own identity"
+                    )
+                keys.add(binding.key)
+
+    # ── structure ────────────────────────────────────────────────────────────
+
+    def bindings_for(self, prompt: CanaryPrompt) -> list[ProbeBinding]:
+        """The probe entries that score ``prompt``: suite-wide ones first, then its own."""
+        return [b for b in self.bindings if b.applies_to(prompt)]
+
+    def prompt(self, prompt_id: str) -> CanaryPrompt:
+        for p in self.prompts:
+            if p.id == prompt_id:
+                return p
+        raise KeyError(prompt_id)
+
+    def system_prompt_for(self, prompt: CanaryPrompt) -> str | None:
+        return prompt.system_prompt or self.default_system_prompt
+
+    def line_for(self, prompt_id: str, probe_key: str | None = None) -> int | None:
+        """The YAML line that a result points at: the prompt's own probe entry, else the prompt."""
+        if probe_key is not None:
+            for b in self.bindings:
+                if b.prompt_id == prompt_id and b.key == probe_key and b.line is not None:
+                    return b.line
+        return self.prompt_lines.get(prompt_id)
+
+    @property
+    def probe_config_hash(self) -> str:
+        """Changes whenever a probe is added, removed, re-keyed or re-parameterised."""
+        return stable_hash([b.config() for b in self.bindings])
+
+    @property
+    def suite_hash(self) -> str:
+        """Changes whenever anything sent to the model or anything scored changes."""
+        prompts = [p.model_dump(mode="json", exclude={"description", "metadata"}) for p in self.prompts]
+        return stable_hash(
+            {
+                "name": self.name,
+                "system": self.default_system_prompt,
+                "prompts": prompts,
+                "probes": self.probe_config_hash,
+            }
+        )
+
+    # ── scoring ──────────────────────────────────────────────────────────────
+
+    def score(self, prompt: CanaryPrompt, response: LLMResponse) -> list[ProbeResult]:
+        """Every applicable probe's result for one response (errored responses are not scored)."""
+        return score_response(self.bindings_for(prompt), prompt, response)
+
+    # ── running ──────────────────────────────────────────────────────────────
+
+    def run(
+        self,
+        provider: BaseLLMProvider,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        show_progress: bool = True,
+        samples: int | None = None,
+        concurrency: int = 8,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        record: str | Path | None = None,
+    ) -> CanaryRunResult:
+        """Run all prompts against the provider, apply all probes, return results."""
+        return asyncio.run(
+            self.arun(
+                provider,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+                show_progress=show_progress,
+                samples=samples,
+                concurrency=concurrency,
+                timeout=timeout,
+                max_retries=max_retries,
+                record=record,
+            )
+        )
+
+    async def arun(
+        self,
+        provider: BaseLLMProvider,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        show_progress: bool = True,
+        samples: int | None = None,
+        concurrency: int = 8,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        record: str | Path | None = None,
+        git_sha: str | None = None,
+        git_ref: str | None = None,
+    ) -> CanaryRunResult:
+        """The asynchronous form of :meth:`run`; suite ``defaults`` fill what is not given."""
+        from promptcanary.core.runner import run_suite
+
+        d = self.defaults
+        options = RunOptions(
+            temperature=temperature if temperature is not None else d.temperature,
+            max_tokens=max_tokens if max_tokens is not None else d.max_tokens,
+            seed=seed if seed is not None else d.seed,
+            samples=samples if samples is not None else (d.samples or 1),
+            concurrency=concurrency,
+            timeout=timeout,
+            max_retries=max_retries,
+            show_progress=show_progress,
+            record=record,
+            git_sha=git_sha,
+            git_ref=git_ref,
+        )
+        return await run_suite(self, provider, options)
+
+    # ── YAML ─────────────────────────────────────────────────────────────────
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> CanarySuite:
+        """Load a CanarySuite from a YAML configuration file (see :mod:`promptcanary.core.config`)."""
+        from promptcanary.core.config import load_suite
+
+        return load_suite(path)
+
+    @classmethod
+    def _from_dict(cls, config: dict[str, Any], *, source: str = "<dict>") -> CanarySuite:
+        from promptcanary.core.config import suite_from_dict
+
+        return suite_from_dict(config, source=source)
+
+    def to_yaml_template(self) -> str:
+        """Render this suite back to a YAML config string (useful for ``init``)."""
+        from promptcanary.core.config import suite_to_yaml
+
+        return suite_to_yaml(self)
+
+    def __repr__(self) -> str:
+        return f"CanarySuite(name={self.name!r}, prompts={len(self.prompts)}, probes={len(self.bindings)})"
+
+
+def score_response(
+    bindings: Iterable[ProbeBinding], prompt: CanaryPrompt, response: LLMResponse
+) -> list[ProbeResult]:
+    """Apply each binding's probe; a probe that raises becomes a scored failure, never a crash."""
+    results: list[ProbeResult] = []
+    for binding in bindings:
+        probe = binding.probe
+        if response.errored:
+            result = ProbeResult(
+                probe_id=probe.probe_id,
+                probe_name=probe.name,
+                category=probe.category,
+                prompt_id=prompt.id,
+                passed=False,
+                score=0.0,
+                details=f"No response: {response.error}",
+                errored=True,
+            )
+        else:
+            try:
+                result = probe.evaluate(prompt, response)
+                if not isinstance(result, ProbeResult):
+                    raise TypeError(f"evaluate() returned {type(result).__name__}, not ProbeResult")
+            except Exception as exc:  # a user's probe may raise anything; it must not end the run
+                result = ProbeResult(
+                    probe_id=probe.probe_id,
+                    probe_name=probe.name,
+                    category=probe.category,
+                    prompt_id=prompt.id,
+                    passed=False,
+                    score=0.0,
+                    details=f"Probe raised {type(exc).__name__}: {exc}",
+                    metadata={"exception": type(exc).__name__},
+                )
+        results.append(
+            result.model_copy(update={"probe_key": binding.key, "sample": response.sample})
+        )
+    return results

@@ -1,0 +1,1 @@
+"""LLM providers: the abstract interface, LiteLLM (real models) and replay (recorded answers)."""
