@@ -1,0 +1,123 @@
+# promptcanary-action: developer entry points.
+#
+#   make test    bootstrap .venv, then ruff, mypy and pytest (non-zero exit on any failure)
+#   make lint    ruff, mypy, action.yml / workflow validation, hadolint on the Dockerfile
+#   make demo    run the example suite offline on recorded responses and print the drift report
+#   make bench   run the benchmarks in bench/
+#   make lock    regenerate requirements.lock and requirements-dev.lock (hash-pinned)
+#   make clean   remove caches and build output (make distclean also removes .venv)
+#
+# A fresh machine needs only python3 (with venv/ensurepip), pip and npm: everything else is
+# installed into .venv from the hash-pinned lock files.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+MAKEFLAGS += --no-print-directory
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+# LiteLLM fetches its model cost map from the internet at import time unless told not to.
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+
+# Only the paths that exist: ruff errors on a missing path.
+LINT_PATHS := $(wildcard promptcanary promptcanary_action tests bench scripts entrypoint.py)
+TYPED_PACKAGES := promptcanary promptcanary_action
+BENCHES := $(wildcard bench/signal.py bench/throughput.py bench/startup.py bench/probes.py)
+WORKFLOWS := $(wildcard .github/workflows/*.yml)
+
+PYTEST_ARGS ?=
+PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --generate-hashes \
+	--allow-unsafe --resolver=backtracking --strip-extras --no-emit-index-url \
+	--no-emit-find-links --quiet $(PIP_COMPILE_ARGS)
+
+.PHONY: test lint demo bench lock clean distclean venv ruff mypy pytest
+
+# --------------------------------------------------------------------------------------------
+# bootstrap
+
+venv: $(STAMP)
+
+$(STAMP): requirements-dev.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes \
+		-r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps \
+		--no-build-isolation -e .
+	touch $@
+
+# --------------------------------------------------------------------------------------------
+# checks
+
+ruff: $(STAMP)
+	$(BIN)/ruff check $(LINT_PATHS)
+
+mypy: $(STAMP)
+	$(BIN)/mypy $(TYPED_PACKAGES)
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Runs all three checks even when one fails, so one run shows every problem; then fails if any
+# did.
+test: $(STAMP)
+	@failed=""; \
+	$(MAKE) ruff || failed="$$failed ruff"; \
+	$(MAKE) mypy || failed="$$failed mypy"; \
+	$(MAKE) pytest || failed="$$failed pytest"; \
+	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed" >&2; exit 1; fi; \
+	echo "make test: ruff, mypy and pytest passed"
+
+lint: $(STAMP)
+	@failed=""; \
+	$(MAKE) ruff || failed="$$failed ruff"; \
+	$(MAKE) mypy || failed="$$failed mypy"; \
+	if [ -f action.yml ]; then \
+		echo "npx --yes @action-validator/cli action.yml $(WORKFLOWS)"; \
+		for f in action.yml $(WORKFLOWS); do \
+			npx --yes @action-validator/cli "$$f" || failed="$$failed action-validator:$$f"; \
+		done; \
+	else \
+		echo "lint: no action.yml yet, skipping action-validator"; \
+	fi; \
+	echo "$(BIN)/hadolint Dockerfile"; \
+	$(BIN)/hadolint Dockerfile || failed="$$failed hadolint"; \
+	if [ -n "$$failed" ]; then echo "make lint: FAILED:$$failed" >&2; exit 1; fi; \
+	echo "make lint: all linters passed"
+
+# --------------------------------------------------------------------------------------------
+# demo and benchmarks
+
+demo: $(STAMP)
+	$(BIN)/python scripts/demo.py
+
+bench: $(STAMP)
+	@if [ -z "$(BENCHES)" ]; then echo "bench: no benchmarks in bench/ yet"; fi
+	@for b in $(BENCHES); do \
+		echo "== $$b"; \
+		$(BIN)/python "$$b"; \
+	done
+
+# --------------------------------------------------------------------------------------------
+# lock files
+
+# `make lock PIP_COMPILE_ARGS=--upgrade` upgrades everything within requirements*.in.
+lock: $(STAMP)
+	$(PIP_COMPILE) -o requirements.lock requirements.in
+	$(PIP_COMPILE) -o requirements-dev.lock requirements-dev.in
+	@! grep -qi '^litellm==1\.107\.0' requirements.lock requirements-dev.lock || \
+		{ echo "lock: litellm 1.107.0 is a compromised release; refusing" >&2; exit 1; }
+
+# --------------------------------------------------------------------------------------------
+# cleaning
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis \
+		promptcanary-report .demo
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)
