@@ -70,7 +70,9 @@ def parse_json_object(content: str) -> dict[str, Any] | None:
 def _tool_call_from_mapping(data: Any) -> ToolCall | None:
     if not isinstance(data, dict):
         return None
-    fn = data.get("function") if isinstance(data.get("function"), dict) else data
+    fn = data.get("function")
+    if not isinstance(fn, dict):
+        fn = data
     name = fn.get("name") or fn.get("tool") or fn.get("tool_name")
     if not isinstance(name, str) or not name:
         return None
@@ -105,16 +107,57 @@ def _tool_calls_from_text(content: str) -> tuple[ToolCall, ...]:
     return tuple(c for c in calls if c is not None)
 
 
-def extract_tool_calls(response: LLMResponse) -> tuple[list[ToolCall], str]:
+# ``get_weather({"city": "Paris"})`` written as text. Only the opening is matched by the regex;
+# the object itself is read with raw_decode, so the scan stays linear on hostile input.
+_CALL_SYNTAX_RE = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)[ \t]*\([ \t]*(?=\{)")
+_CALL_SYNTAX_MAX_CANDIDATES = 50
+_DECODER = json.JSONDecoder()
+
+
+@lru_cache(maxsize=512)
+def _tool_calls_from_call_syntax(content: str) -> tuple[ToolCall, ...]:
+    calls: list[ToolCall] = []
+    for n, match in enumerate(_CALL_SYNTAX_RE.finditer(content)):
+        if n >= _CALL_SYNTAX_MAX_CANDIDATES:
+            break
+        start = match.end()
+        try:
+            args, end = _DECODER.raw_decode(content, start)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(args, dict) or not content[end:].lstrip(" \t").startswith(")"):
+            continue
+        raw = content[start:end]
+        calls.append(ToolCall(name=match.group(1), arguments=args, arguments_raw=raw))
+    return tuple(calls)
+
+
+def extract_tool_calls(
+    response: LLMResponse, *, call_syntax: bool = False
+) -> tuple[list[ToolCall], str]:
     """Tool calls of a response and where they came from: ``"native"``, ``"content"`` or ``""``.
 
     Native ``tool_calls`` win; JSON in the content (``{"name":…, "arguments":…}``, a list of
     those, or ``{"tool_calls": [...]}``) is the fallback for models without native tool use.
+    With ``call_syntax=True`` a call written as text, ``get_weather({"city": "Paris"})``, is a
+    last resort (loose: good enough to tell that and which tool was called).
     """
     if response.tool_calls:
         return list(response.tool_calls), "native"
-    calls = _tool_calls_from_text(response.content)
+    return content_tool_calls(response.content, call_syntax=call_syntax)
+
+
+def content_tool_calls(content: str, *, call_syntax: bool = False) -> tuple[list[ToolCall], str]:
+    """Tool calls written in the text of a response (see :func:`extract_tool_calls`)."""
+    calls = _tool_calls_from_text(content)
+    if not calls and call_syntax:
+        calls = _tool_calls_from_call_syntax(content)
     return (list(calls), "content") if calls else ([], "")
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis (to quote model output in details)."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
 
 
 def fraction(hits: int, total: int, *, empty: float = 1.0) -> float:
@@ -134,7 +177,9 @@ def linear_falloff(value: float, low: float, high: float, *, width: float) -> fl
     return max(0.0, 1.0 - distance / width)
 
 
-def compile_terms(terms: list[str], *, case_sensitive: bool, whole_word: bool = False) -> re.Pattern[str]:
+def compile_terms(
+    terms: list[str], *, case_sensitive: bool, whole_word: bool = False
+) -> re.Pattern[str]:
     """One regex matching any of ``terms`` literally (for counting phrase hits in one pass)."""
     flags = 0 if case_sensitive else re.IGNORECASE
     escaped = sorted((re.escape(t) for t in terms if t), key=len, reverse=True)
