@@ -353,6 +353,15 @@ class ProbeComparison(BaseModel):
         return self
 
 
+class ResultRef(BaseModel):
+    """Names one result row: a probe entry on a prompt."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_id: str
+    probe_key: str
+
+
 class ErroredResult(BaseModel):
     """A (prompt, probe) pair whose response could not be obtained on one side."""
 
@@ -385,6 +394,9 @@ class DriftReport(BaseModel):
     comparisons: list[ProbeComparison] = Field(default_factory=list)
     new_prompts: list[str] = Field(default_factory=list)
     removed_prompts: list[str] = Field(default_factory=list)
+    new_probes: list[ResultRef] = Field(default_factory=list)
+    """Probe entries scored now but not in the baseline (on prompts present in both)."""
+    removed_probes: list[ResultRef] = Field(default_factory=list)
     errored: list[ErroredResult] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     rescored_responses: int = 0

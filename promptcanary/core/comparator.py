@@ -1,0 +1,254 @@
+"""compare(): a pure function from (baseline snapshot, current run) to a DriftReport.
+
+Results are matched by ``(prompt_id, probe_key)``. With one sample a side the spec's threshold
+rule decides; with several samples a side a drop must also be statistically significant after a
+Benjamini–Hochberg correction over every repeated-sample comparison of the report. Prompts that
+appear on one side only, probes added or removed, and results that errored are reported in their
+own lists and never count as regressions.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from promptcanary.core import stats
+from promptcanary.core.models import (
+    BaselineSnapshot,
+    CanaryRunResult,
+    DriftReport,
+    ErroredResult,
+    ProbeComparison,
+    ProbeResult,
+    ResultRef,
+)
+
+_EPS = 1e-9  # so that 1.0 → 0.95 counts as a drop of 0.05 despite float rounding
+
+Key = tuple[str, str]
+
+
+def _group(results: list[ProbeResult]) -> dict[Key, list[ProbeResult]]:
+    groups: dict[Key, list[ProbeResult]] = defaultdict(list)
+    for r in results:
+        groups[(r.prompt_id, r.probe_key)].append(r)
+    return groups
+
+
+def _prompt_ids(run: CanaryRunResult) -> list[str]:
+    ids = run.prompt_ids or list(dict.fromkeys(r.prompt_id for r in run.probe_results))
+    return ids
+
+
+@dataclass
+class _Side:
+    scores: list[float]
+    passes: list[bool]
+    first: ProbeResult
+
+    @property
+    def n(self) -> int:
+        return len(self.scores)
+
+    @property
+    def mean(self) -> float:
+        return sum(self.scores) / self.n
+
+    @property
+    def pass_rate(self) -> float:
+        return sum(self.passes) / self.n
+
+    @property
+    def passed(self) -> bool:
+        return self.passes[0] if self.n == 1 else self.pass_rate >= 0.5
+
+
+def _side(results: list[ProbeResult]) -> _Side | None:
+    scored = [r for r in results if not r.errored]
+    if not scored:
+        return None
+    return _Side([r.score for r in scored], [r.passed for r in scored], scored[0])
+
+
+def _error_text(results: list[ProbeResult]) -> str:
+    return next((r.details for r in results if r.errored), "")
+
+
+def _threshold_verdict(
+    b: _Side, c: _Side, regression_threshold: float, improvement_threshold: float
+) -> tuple[bool, bool]:
+    """The spec's single-sample rule: a regression is a failing result that dropped enough."""
+    delta = c.mean - b.mean
+    regression = not c.passed and delta <= -regression_threshold + _EPS
+    improvement = c.passed and delta >= improvement_threshold - _EPS
+    return regression, improvement
+
+
+def _provenance_warnings(baseline: BaselineSnapshot, current: CanaryRunResult) -> list[str]:
+    warnings: list[str] = []
+    b, c = baseline.provider, current.provider
+    if b.model_id != c.model_id:
+        warnings.append(
+            f"The baseline was recorded with model {b.model_id!r} but this run used "
+            f"{c.model_id!r}: differences may come from the model change, not from drift."
+        )
+    for field in ("temperature", "max_tokens", "seed"):
+        bv, cv = getattr(b, field), getattr(c, field)
+        if bv != cv:
+            warnings.append(f"Parameter {field} changed since the baseline: {bv!r} → {cv!r}.")
+    bs, cs = baseline.run_result.provenance.samples, current.provenance.samples
+    if bs != cs:
+        warnings.append(f"Samples per prompt changed since the baseline: {bs} → {cs}.")
+    return warnings
+
+
+def compare(
+    baseline: BaselineSnapshot,
+    current: CanaryRunResult,
+    *,
+    regression_threshold: float = 0.05,
+    improvement_threshold: float = 0.05,
+    alpha: float = 0.05,
+) -> DriftReport:
+    """Compare a current run against a saved baseline snapshot.
+
+    Args:
+        baseline: Saved :class:`BaselineSnapshot`.
+        current: Fresh :class:`CanaryRunResult` from the same suite.
+        regression_threshold: Minimum score drop (Δ) to declare a regression.
+        improvement_threshold: Minimum score gain (Δ) to declare an improvement.
+        alpha: Significance level (false-discovery rate) for repeated-sample comparisons.
+
+    Raises:
+        ValueError: If suite names do not match (guards against comparing incompatible suites).
+    """
+    if baseline.suite_name != current.suite_name:
+        raise ValueError(
+            f"Suite name mismatch: baseline is for '{baseline.suite_name}' "
+            f"but current run is for '{current.suite_name}'. "
+            "Cannot compare results from different suites."
+        )
+    base_run = baseline.run_result
+    base_groups, cur_groups = _group(base_run.probe_results), _group(current.probe_results)
+    base_prompts, cur_prompts = _prompt_ids(base_run), _prompt_ids(current)
+    base_set, cur_set = set(base_prompts), set(cur_prompts)
+
+    errored: list[ErroredResult] = []
+    new_probes: list[ResultRef] = []
+    removed_probes: list[ResultRef] = []
+    pairs: list[tuple[Key, _Side, _Side]] = []
+
+    order = {pid: i for i, pid in enumerate(cur_prompts + base_prompts)}
+    keys = sorted(set(base_groups) | set(cur_groups), key=lambda k: (order.get(k[0], 0), k))
+    for key in keys:
+        prompt_id, probe_key = key
+        if prompt_id not in base_set or prompt_id not in cur_set:
+            continue  # whole prompt new or removed: listed once below
+        b_results, c_results = base_groups.get(key), cur_groups.get(key)
+        if b_results is None:
+            new_probes.append(ResultRef(prompt_id=prompt_id, probe_key=probe_key))
+            continue
+        if c_results is None:
+            removed_probes.append(ResultRef(prompt_id=prompt_id, probe_key=probe_key))
+            continue
+        b, c = _side(b_results), _side(c_results)
+        if b is None:
+            errored.append(ErroredResult(prompt_id=prompt_id, probe_key=probe_key,
+                                         side="baseline", error=_error_text(b_results)))
+        if c is None:
+            errored.append(ErroredResult(prompt_id=prompt_id, probe_key=probe_key,
+                                         side="current", error=_error_text(c_results)))
+        if b is not None and c is not None:
+            pairs.append((key, b, c))
+
+    warnings = _provenance_warnings(baseline, current)
+    comparisons, statistical = _judge(
+        pairs, regression_threshold, improvement_threshold, alpha, warnings
+    )
+
+    return DriftReport(
+        suite_name=current.suite_name,
+        provider=current.provider,
+        baseline_provider=baseline.provider,
+        baseline_snapshot_id=baseline.snapshot_id,
+        baseline_created_at=baseline.created_at,
+        current_run_id=current.run_id,
+        comparisons=comparisons,
+        new_prompts=[p for p in cur_prompts if p not in base_set],
+        removed_prompts=[p for p in base_prompts if p not in cur_set],
+        new_probes=new_probes,
+        removed_probes=removed_probes,
+        errored=errored,
+        warnings=warnings,
+        statistical=statistical,
+        alpha=alpha if statistical else None,
+    )
+
+
+def _judge(
+    pairs: list[tuple[Key, _Side, _Side]],
+    regression_threshold: float,
+    improvement_threshold: float,
+    alpha: float,
+    warnings: list[str],
+) -> tuple[list[ProbeComparison], bool]:
+    """Verdict for every matched pair: threshold rule, or threshold + corrected significance."""
+    repeated = [i for i, (_, b, c) in enumerate(pairs) if b.n >= 2 and c.n >= 2]
+    mixed = [i for i, (_, b, c) in enumerate(pairs) if (b.n >= 2) != (c.n >= 2)]
+    if mixed:
+        warnings.append(
+            f"{len(mixed)} comparison(s) have repeated samples on one side only; they use the "
+            "single-sample threshold rule without a significance test."
+        )
+    tests = {i: stats.test_samples(pairs[i][1].scores, pairs[i][1].passes,
+                                   pairs[i][2].scores, pairs[i][2].passes) for i in repeated}
+    adj_worse = dict(zip(repeated, stats.benjamini_hochberg([tests[i].p_worse for i in repeated]),
+                         strict=True))
+    adj_better = dict(zip(repeated, stats.benjamini_hochberg([tests[i].p_better for i in repeated]),
+                          strict=True))
+
+    comparisons: list[ProbeComparison] = []
+    for i, ((prompt_id, probe_key), b, c) in enumerate(pairs):
+        delta = c.mean - b.mean
+        extra: dict[str, object] = {}
+        if i in tests:
+            t = tests[i]
+            drop_ok = delta <= -regression_threshold + _EPS
+            gain_ok = delta >= improvement_threshold - _EPS
+            regression = drop_ok and adj_worse[i] < alpha
+            improvement = gain_ok and adj_better[i] < alpha
+            extra = {
+                "p_value": t.p_worse if delta <= 0 else t.p_better,
+                "p_adjusted": adj_worse[i] if delta <= 0 else adj_better[i],
+                "pass_rate_ci": t.pass_rate_ci,
+                "score_ci": t.score_ci,
+            }
+        else:
+            regression, improvement = _threshold_verdict(
+                b, c, regression_threshold, improvement_threshold
+            )
+        comparisons.append(
+            ProbeComparison(
+                probe_id=c.first.probe_id,
+                probe_key=probe_key,
+                probe_name=c.first.probe_name,
+                category=c.first.category,
+                prompt_id=prompt_id,
+                baseline_score=b.mean,
+                current_score=c.mean,
+                score_delta=delta,
+                baseline_passed=b.passed,
+                current_passed=c.passed,
+                regression=regression,
+                improvement=improvement,
+                baseline_details=b.first.details,
+                current_details=c.first.details,
+                baseline_samples=b.n,
+                current_samples=c.n,
+                baseline_pass_rate=b.pass_rate,
+                current_pass_rate=c.pass_rate,
+                flaky=0.0 < b.pass_rate < 1.0,
+                **extra,  # type: ignore[arg-type]
+            )
+        )
+    return comparisons, bool(repeated)

@@ -1,0 +1,1 @@
+"""Baseline storage: snapshot files on disk."""

@@ -1,0 +1,82 @@
+"""What every baseline store shares: snapshot (de)serialisation, atomic writes, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from promptcanary.core.models import SCHEMA_VERSION, BaselineSnapshot
+from promptcanary.core.redact import redact_params
+
+
+class BaselineFileError(ValueError):
+    """A baseline document that cannot be read: names the file and how to recover."""
+
+    def __init__(self, location: str, problem: str) -> None:
+        self.location = location
+        self.problem = problem
+        super().__init__(
+            f"{location}: {problem}. Delete or re-create this baseline "
+            "(run the suite on the default branch, or `promptcanary run --save-baseline`)."
+        )
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old or the new file, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def snapshot_to_json(snapshot: BaselineSnapshot) -> str:
+    """The snapshot as a JSON document with secrets in provider parameters redacted."""
+    data: dict[str, Any] = snapshot.model_dump(mode="json")
+    data["provider"]["extra_params"] = redact_params(data["provider"].get("extra_params", {}))
+    run_provider = data["run_result"]["provider"]
+    run_provider["extra_params"] = redact_params(run_provider.get("extra_params", {}))
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def snapshot_from_json(text: str, location: str) -> BaselineSnapshot:
+    """Parse a snapshot document; older schema versions are migrated, newer ones refused."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineFileError(
+            location, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if not isinstance(data, dict):
+        raise BaselineFileError(location, "not a baseline snapshot (expected a JSON object)")
+    version = data.get("schema_version", 1)
+    if not isinstance(version, int) or version < 1:
+        raise BaselineFileError(location, f"unknown schema_version {version!r}")
+    if version > SCHEMA_VERSION:
+        raise BaselineFileError(
+            location,
+            f"schema_version {version} is newer than this version of promptcanary supports "
+            f"({SCHEMA_VERSION}); upgrade the action or re-create the baseline",
+        )
+    # Version 1 (PromptCanary's own format) lacks probe keys, samples and provenance: the model's
+    # defaults fill them, which is exactly the migration (keys default to probe ids).
+    data["schema_version"] = SCHEMA_VERSION
+    try:
+        return BaselineSnapshot.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise BaselineFileError(
+            location, f"not a valid baseline snapshot: {where}: {first['msg']}"
+        ) from None
