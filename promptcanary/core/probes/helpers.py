@@ -220,3 +220,24 @@ def require_range(
     if (low is not None and value < low) or (high is not None and value > high):
         bounds = f"[{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
         raise ValueError(f"{param}={value!r} is out of range; it must be within {bounds}")
+
+
+def require_bool(param: str, value: Any) -> None:
+    """Raise a ``ValueError`` unless ``value`` is a real bool (``1`` or ``"yes"`` is a typo)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{param}={value!r} is not valid; allowed values: True, False")
+
+
+def require_int(param: str, value: Any, *, low: int | None = None, high: int | None = None) -> None:
+    """Raise a ``ValueError`` unless ``value`` is an integer within ``[low, high]``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{param} must be an integer, got {value!r}")
+    require_range(param, value, low=low, high=high)
+
+
+_QUOTES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "“": '"', "”": '"'})
+
+
+def normalize_quotes(text: str) -> str:
+    """Typographic quotes and apostrophes as ASCII, so ``I’m`` matches a pattern for ``I'm``."""
+    return text.translate(_QUOTES)
