@@ -1,0 +1,1 @@
+"""The GitHub layer of promptcanary: settings, event handling, baselines, reports, publishing."""

@@ -1,0 +1,117 @@
+"""What one action step produced: the models that templates, annotations and outputs read.
+
+These are public API for templates (``comment.md.j2`` etc.): a field renamed here is a template
+change. They hold results only, never a token or an API key.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from promptcanary.core.models import CanaryRunResult, DriftReport, DriftSeverity, LLMResponse
+
+
+class BaselineStatus(str, Enum):
+    """What happened to the baseline of one (suite, model) pair in this run."""
+
+    FOUND = "found"  # compared with an existing baseline
+    CREATED = "created"  # none existed; this run became the baseline
+    MISSING = "missing"  # none existed and this run may not create one
+    UPDATED = "updated"  # compared, then promoted this run to be the new baseline
+
+
+class PairOutcome(BaseModel):
+    """One suite run against one model, compared with its baseline when there is one."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    suite_name: str
+    suite_file: str
+    """Path of the suite file relative to the repository root (annotations point there)."""
+    model: str
+    run: CanaryRunResult
+    drift: DriftReport | None = None
+    baseline_run: CanaryRunResult | None = None
+    baseline_status: BaselineStatus = BaselineStatus.MISSING
+    baseline_location: str | None = None
+    notes: list[str] = Field(default_factory=list)
+    """Plain-language remarks: re-scoring, stale baseline, promotion skipped and why."""
+    prompt_lines: dict[str, int] = Field(default_factory=dict)
+    """prompt id → line of the prompt entry in ``suite_file``."""
+    probe_lines: dict[str, int] = Field(default_factory=dict)
+    """``"<prompt id>/<probe key>"`` → line of a per-prompt probe entry in ``suite_file``."""
+
+    def line_for(self, prompt_id: str, probe_key: str | None = None) -> int | None:
+        if probe_key is not None and f"{prompt_id}/{probe_key}" in self.probe_lines:
+            return self.probe_lines[f"{prompt_id}/{probe_key}"]
+        return self.prompt_lines.get(prompt_id)
+
+    @property
+    def severity(self) -> DriftSeverity:
+        return self.drift.severity if self.drift else DriftSeverity.NONE
+
+    @property
+    def regression_count(self) -> int:
+        return len(self.drift.regressions) if self.drift else 0
+
+    @property
+    def improvement_count(self) -> int:
+        return len(self.drift.improvements) if self.drift else 0
+
+    @property
+    def error_count(self) -> int:
+        return self.run.error_count
+
+    def response(self, prompt_id: str, *, baseline: bool = False) -> LLMResponse | None:
+        """The first sample's response to a prompt, in this run or in the baseline."""
+        run = self.baseline_run if baseline else self.run
+        if run is None:
+            return None
+        return next((r for r in run.llm_responses if r.prompt_id == prompt_id), None)
+
+
+class StepOutcome(BaseModel):
+    """Everything one action step found, across all its (suite, model) pairs."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    pairs: list[PairOutcome]
+    fail_on: str
+    gate_failed: bool
+    untrustworthy: bool = False
+    """The error rate exceeded ``max-error-rate``: exit 3 whatever the gate says."""
+    verdict: str
+    """One line, e.g. "❌ 3 regressions in 1 of 2 model runs (severity high)"."""
+    warnings: list[str] = Field(default_factory=list)
+    comment_id: str = "default"
+    event_name: str = ""
+    pr_number: int | None = None
+    sha: str = ""
+    run_url: str | None = None
+    report_files: list[str] = Field(default_factory=list)
+
+    @property
+    def severity(self) -> DriftSeverity:
+        worst = DriftSeverity.NONE
+        for pair in self.pairs:
+            if pair.severity.rank > worst.rank:
+                worst = pair.severity
+        return worst
+
+    @property
+    def regression_count(self) -> int:
+        return sum(p.regression_count for p in self.pairs)
+
+    @property
+    def improvement_count(self) -> int:
+        return sum(p.improvement_count for p in self.pairs)
+
+    @property
+    def error_count(self) -> int:
+        return sum(p.error_count for p in self.pairs)
+
+    @property
+    def drift_detected(self) -> bool:
+        return self.regression_count > 0
