@@ -1,0 +1,866 @@
+"""The suite YAML format: safe parsing with line numbers, validation, and rendering back to YAML.
+
+A suite file is read in three steps:
+
+1. **Compose** with a pure-Python ``yaml.SafeLoader`` subclass (never a full loader), after a size
+   check, with a nesting limit. Composition keeps every node's line and column.
+2. **Walk** the node graph into plain Python values while recording the position of every mapping
+   key and value. The walk rejects duplicate keys (PyYAML keeps the last one silently), unknown
+   tags and alias bombs ("billion laughs": aliases re-used until the expansion explodes).
+3. **Validate** with pydantic (``extra="forbid"``), then build each probe by calling its class with
+   the entry's parameters, so the probe's own constructor checks its values.
+
+Every problem surfaces as one :class:`SuiteConfigError` carrying file, line, column and a hint.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from promptcanary.core.models import CanaryPrompt, default_prompt_id
+from promptcanary.core.probes import BaseProbe, get_probe_registry
+from promptcanary.core.suite import (
+    CanarySuite,
+    ModelSpec,
+    ProbeBinding,
+    RunDefaults,
+    SuiteError,
+    probe_key_for,
+)
+
+__all__ = [
+    "DEFAULTS_KEYS",
+    "MAX_ALIAS_EXPANSION",
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "PROBE_ENTRY_KEYS",
+    "PROMPT_KEYS",
+    "SUITE_KEYS",
+    "SourceMap",
+    "SuiteConfigError",
+    "SuiteFileNotFoundError",
+    "load_suite",
+    "parse_suite",
+    "suite_from_dict",
+    "suite_from_text",
+    "suite_to_yaml",
+    "valid_keys",
+]
+
+MAX_FILE_BYTES = 2 * 1024 * 1024
+"""Suite files larger than this are refused before parsing."""
+MAX_ALIAS_EXPANSION = 10_000
+"""Nodes that may be visited again through aliases; real suites re-use a few small anchors."""
+MAX_DEPTH = 64
+"""Nesting depth of collections; a suite needs about six levels, tool schemas a few more."""
+
+Loc = tuple[str | int, ...]
+"""Where a value sits in the document: keys and list indices from the top."""
+
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_BINARY_TAG = "tag:yaml.org,2002:binary"
+
+
+# ── errors ───────────────────────────────────────────────────────────────────
+
+
+class SuiteConfigError(ValueError):
+    """A suite file (or dict) that cannot be loaded; ``str()`` is ``file:line:column: message``."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.column = column
+        self.message = message
+        self.hint = hint
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.file or "<suite>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        text = f"{where}: {self.message}"
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class SuiteFileNotFoundError(SuiteConfigError, FileNotFoundError):
+    """The suite file does not exist (a ``FileNotFoundError`` too, as the spec documents)."""
+
+
+class _DeepNesting(Exception):
+    """Raised inside the composer; turned into a SuiteConfigError with the file name."""
+
+    def __init__(self, mark: yaml.Mark) -> None:
+        super().__init__("nesting too deep")
+        self.mark = mark
+
+
+# ── document schema ──────────────────────────────────────────────────────────
+
+
+class _Doc(BaseModel):
+    # Strict: YAML already gives typed values; "0.5" quoted where a number belongs is a mistake.
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+
+class _DefaultsDoc(_Doc):
+    temperature: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    seed: int | None = None
+    samples: int | None = Field(default=None, ge=1)
+
+
+class _ApplyToDoc(_Doc):
+    tags: list[str] = Field(min_length=1)
+
+
+class _PromptDoc(_Doc):
+    id: str | None = Field(default=None, min_length=1)
+    text: str = Field(min_length=1)
+    description: str = ""
+    expected_keywords: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    system_prompt: str | None = None
+    probes: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[dict[str, Any]] | None = None
+    response_format: dict[str, Any] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("tools")
+    @classmethod
+    def _openai_tools(cls, tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        for n, tool in enumerate(tools or [], 1):
+            function = tool.get("function")
+            if tool.get("type") != "function" or not isinstance(function, dict):
+                raise ValueError(
+                    f"tool {n} must be an OpenAI tool schema: "
+                    "{type: function, function: {name: ..., parameters: {...}}}"
+                )
+            if not isinstance(function.get("name"), str) or not function["name"]:
+                raise ValueError(f"tool {n} needs a 'function.name'")
+        return tools
+
+    @field_validator("response_format")
+    @classmethod
+    def _has_type(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None and not isinstance(value.get("type"), str):
+            raise ValueError("must have a 'type', e.g. {type: json_object}")
+        return value
+
+
+class _SuiteDoc(_Doc):
+    name: str = Field(min_length=1)
+    description: str = ""
+    tags: list[str] = Field(default_factory=list)
+    system_prompt: str | None = None
+    models: list[Any] = Field(default_factory=list)
+    defaults: _DefaultsDoc | None = None
+    probes: list[dict[str, Any]] = Field(default_factory=list)
+    prompts: list[_PromptDoc] = Field(default_factory=list)
+
+
+SUITE_KEYS: tuple[str, ...] = tuple(_SuiteDoc.model_fields)
+PROMPT_KEYS: tuple[str, ...] = tuple(_PromptDoc.model_fields)
+DEFAULTS_KEYS: tuple[str, ...] = tuple(_DefaultsDoc.model_fields)
+PROBE_ENTRY_KEYS: tuple[str, ...] = ("type", "id", "apply_to")
+"""Reserved keys of a probe entry; every other key is a constructor parameter of the probe."""
+
+
+def valid_keys() -> dict[str, tuple[str, ...]]:
+    """The keys each part of a suite file accepts (for docs and ``init``)."""
+    return {
+        "suite": SUITE_KEYS,
+        "prompt": PROMPT_KEYS,
+        "defaults": DEFAULTS_KEYS,
+        "probe entry": PROBE_ENTRY_KEYS,
+        "apply_to": tuple(_ApplyToDoc.model_fields),
+        "model entry": ("model", "<any LiteLLM parameter>"),
+    }
+
+
+# ── positions and error context ──────────────────────────────────────────────
+
+
+@dataclass
+class SourceMap:
+    """The source name plus the (line, column), 1-based, of every key and value by location."""
+
+    source: str
+    values: dict[Loc, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[Loc, tuple[int, int]] = field(default_factory=dict)
+
+    def position(self, loc: Loc, *, key: bool = False) -> tuple[int | None, int | None]:
+        """The position of ``loc``'s key (or value), else of the nearest enclosing value."""
+        if key and loc in self.keys:
+            return self.keys[loc]
+        while True:
+            if loc in self.values:
+                return self.values[loc]
+            if not loc:
+                return None, None
+            loc = loc[:-1]
+
+    def line(self, loc: Loc) -> int | None:
+        return self.position(loc)[0]
+
+    def error(
+        self, message: str, loc: Loc = (), *, key: bool = False, hint: str | None = None
+    ) -> SuiteConfigError:
+        line, column = self.position(loc, key=key)
+        return SuiteConfigError(message, file=self.source, line=line, column=column, hint=hint)
+
+
+def _mark_error(source: str, message: str, mark: yaml.Mark | None) -> SuiteConfigError:
+    if mark is None:
+        return SuiteConfigError(message, file=source)
+    return SuiteConfigError(message, file=source, line=mark.line + 1, column=mark.column + 1)
+
+
+def _suggest(word: str, choices: Any) -> str:
+    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {match[0]!r}?" if match else ""
+
+
+# ── step 1: compose ──────────────────────────────────────────────────────────
+
+
+class _SuiteLoader(yaml.SafeLoader):
+    """SafeLoader (pure Python, so the nesting guard below runs) that limits nesting depth."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _DeepNesting(self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _read(path: Path, source: str) -> str:
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise _too_big(source, f"{size:,} bytes")
+        with path.open("rb") as handle:
+            # Bounded read: stat() can lie (a FIFO, a file growing under us).
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise SuiteFileNotFoundError(
+            f"Canary config not found: {source}", file=source, hint="check the path"
+        ) from None
+    except IsADirectoryError:
+        raise SuiteConfigError("is a directory, not a suite file", file=source) from None
+    except OSError as exc:
+        raise SuiteConfigError(
+            f"cannot read the suite file: {exc.strerror or exc}", file=source
+        ) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise _too_big(source, f"more than {MAX_FILE_BYTES:,} bytes")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SuiteConfigError(
+            "the file is not valid UTF-8", file=source, line=line, column=column
+        ) from None
+
+
+def _too_big(source: str, size: str) -> SuiteConfigError:
+    return SuiteConfigError(
+        f"suite file is too large: {size}, the limit is {MAX_FILE_BYTES:,} bytes",
+        file=source,
+        hint="split it into several suite files",
+    )
+
+
+def _compose(text: str, source: str) -> tuple[Node | None, _SuiteLoader]:
+    loader = _SuiteLoader(text)
+    try:
+        return loader.get_single_node(), loader
+    except _DeepNesting as exc:
+        raise _mark_error(
+            source, f"the document is nested more than {MAX_DEPTH} levels deep", exc.mark
+        ) from None
+    except yaml.MarkedYAMLError as exc:
+        raise _yaml_error(source, exc) from None
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        raise SuiteConfigError(
+            f"invalid YAML: unacceptable character {exc.character!r}",
+            file=source,
+            line=line,
+            column=column,
+        ) from None
+
+
+def _yaml_error(source: str, exc: yaml.MarkedYAMLError) -> SuiteConfigError:
+    problem = exc.problem or "syntax error"
+    message = f"invalid YAML: {problem}" + (f" ({exc.context})" if exc.context else "")
+    hint = "indent with spaces, not tabs" if "\\t" in problem or "\t" in problem else None
+    error = _mark_error(source, message, exc.problem_mark or exc.context_mark)
+    error.hint = hint
+    return error
+
+
+# ── step 2: walk nodes into values, recording positions ──────────────────────
+
+
+class _Walker:
+    def __init__(self, loader: _SuiteLoader, context: SourceMap) -> None:
+        self.loader = loader
+        self.context = context
+        self.seen: set[int] = set()
+        self.open: set[int] = set()
+        self.revisits = 0
+
+    def _error(self, message: str, node: Node, hint: str | None = None) -> SuiteConfigError:
+        error = _mark_error(self.context.source, message, node.start_mark)
+        error.hint = hint
+        return error
+
+    def value(self, node: Node, loc: Loc) -> Any:
+        self.context.values[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        node_id = id(node)
+        if node_id in self.open:
+            raise self._error("recursive alias: a node contains itself", node)
+        if node_id in self.seen:
+            # Only aliases lead to a node twice; this bounds the expansion of a YAML bomb.
+            self.revisits += 1
+            if self.revisits > MAX_ALIAS_EXPANSION:
+                raise self._error(
+                    f"aliases expand to more than {MAX_ALIAS_EXPANSION:,} nodes: "
+                    "the document looks like a YAML bomb ('billion laughs')",
+                    node,
+                    hint="use fewer nested anchors and aliases",
+                )
+        self.seen.add(node_id)
+        if isinstance(node, ScalarNode):
+            return self._scalar(node)
+        self.open.add(node_id)
+        try:
+            if isinstance(node, MappingNode):
+                return self._mapping(node, loc)
+            if isinstance(node, SequenceNode):
+                return self._sequence(node, loc)
+            raise self._error("unsupported YAML node", node)
+        finally:
+            self.open.discard(node_id)
+
+    def _scalar(self, node: ScalarNode) -> Any:
+        if node.tag == _TIMESTAMP_TAG:
+            # `added: 2024-05-01` means that text; a datetime would not survive JSON or hashing.
+            return node.value
+        if node.tag == _BINARY_TAG:
+            raise self._error("binary values (!!binary) are not supported in a suite", node)
+        try:
+            return self.loader.construct_object(node)
+        except yaml.MarkedYAMLError as exc:
+            raise _yaml_error(self.context.source, exc) from None
+        except (ValueError, OverflowError) as exc:  # e.g. an int with 10,000 digits, 2024-13-45
+            raise self._error(f"invalid value {node.value[:40]!r}: {exc}", node) from None
+
+    def _sequence(self, node: SequenceNode, loc: Loc) -> list[Any]:
+        if node.tag != _SEQ_TAG:
+            raise self._error(f"unsupported YAML tag {node.tag!r} on a list", node)
+        return [self.value(child, (*loc, i)) for i, child in enumerate(node.value)]
+
+    def _mapping(self, node: MappingNode, loc: Loc) -> dict[str, Any]:
+        if node.tag != _MAP_TAG:
+            raise self._error(f"unsupported YAML tag {node.tag!r} on a mapping", node)
+        merged = self._merged(node, loc)
+        self.context.values[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue
+            if not isinstance(key_node, ScalarNode):
+                raise self._error("a mapping key must be a plain string", key_node)
+            # The key's source text: `yes:` or `1:` mean the strings a suite author typed.
+            key = key_node.value
+            where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            if key in result:
+                first = self.context.keys[(*loc, key)][0]
+                raise self._error(
+                    f"duplicate key {key!r} (first at line {first}, again at line {where[0]})",
+                    key_node,
+                    hint="YAML would silently keep only the last one; remove or rename one",
+                )
+            self.context.keys[(*loc, key)] = where
+            result[key] = self.value(value_node, (*loc, key))
+        return {**{k: v for k, v in merged.items() if k not in result}, **result}
+
+    def _merged(self, node: MappingNode, loc: Loc) -> dict[str, Any]:
+        """Values from ``<<: *anchor`` merge keys; explicit keys win, earlier merges win."""
+        merged: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag != _MERGE_TAG:
+                continue
+            sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+            for source in reversed(sources):
+                if not isinstance(source, MappingNode):
+                    raise self._error("a merge key '<<' takes a mapping or a list of them", source)
+                merged.update(self.value(source, loc))
+        return merged
+
+
+def parse_suite(text: str, source: str = "<string>") -> tuple[Any, SourceMap]:
+    """Parse YAML text into plain values plus the positions of every key and value."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        raise _too_big(source, f"{len(text.encode('utf-8', 'surrogatepass')):,} bytes")
+    node, loader = _compose(text, source)
+    context = SourceMap(source)
+    try:
+        data = None if node is None else _Walker(loader, context).value(node, ())
+    finally:
+        loader.dispose()
+    return data, context
+
+
+# ── step 3: validate and build ───────────────────────────────────────────────
+
+_TYPE_NAMES = {
+    "string_type": "a string",
+    "float_type": "a number",
+    "finite_number": "a finite number",
+    "int_type": "an integer",
+    "bool_type": "true or false",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+}
+
+
+def _got(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if value is None:
+        return "nothing (null)"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _where(loc: Loc) -> str:
+    if not loc:
+        return "the suite"
+    if loc[0] == "prompts" and len(loc) >= 2 and isinstance(loc[1], int):
+        return f"prompt {loc[1] + 1}"
+    return repr(loc[0])
+
+
+def _keys_of(owner: Loc) -> tuple[str, ...]:
+    names = tuple(part for part in owner if isinstance(part, str))
+    return {(): SUITE_KEYS, ("prompts",): PROMPT_KEYS, ("defaults",): DEFAULTS_KEYS}.get(names, ())
+
+
+def _validation_error(
+    exc: ValidationError, context: SourceMap, prefix: Loc = ()
+) -> SuiteConfigError:
+    """The earliest problem in the document, in our words (``prefix``: where ``exc`` began)."""
+
+    def position(error: Any) -> tuple[int, int]:
+        line, column = context.position((*prefix, *error["loc"]), key=True)
+        return line or 0, column or 0
+
+    err = min(exc.errors(), key=position)
+    loc: Loc = (*prefix, *err["loc"])
+    kind = err["type"]
+    name = next((p for p in reversed(loc) if isinstance(p, str)), "value")
+    subject = f"{name!r}" if not loc or isinstance(loc[-1], str) else f"{name!r} item {loc[-1] + 1}"
+    if kind == "extra_forbidden":
+        key, owner = str(loc[-1]), loc[:-1]
+        valid = _keys_of(owner)
+        return context.error(
+            f"unknown key {key!r} in {_where(owner)}{_suggest(key, valid)}",
+            loc,
+            key=True,
+            hint=f"valid keys: {', '.join(valid)}" if valid else None,
+        )
+    if kind == "missing":
+        what = "'text' (the prompt sent to the model)" if name == "text" else repr(name)
+        return context.error(f"missing required key {what} in {_where(loc[:-1])}", loc[:-1])
+    if kind in _TYPE_NAMES:
+        hint = None
+        if kind == "string_type" and isinstance(err["input"], int | float | bool):
+            hint = f'quote it: "{err["input"]}"'
+        return context.error(
+            f"{subject} must be {_TYPE_NAMES[kind]}, got {_got(err['input'])}", loc, hint=hint
+        )
+    message = str(err["msg"]).removeprefix("Value error, ")
+    return context.error(f"{subject} in {_where(loc[:-1])}: {message}", loc)
+
+
+@dataclass
+class _ProbeEntry:
+    binding: ProbeBinding
+    loc: Loc
+
+
+def _build_probe(
+    entry: dict[str, Any], loc: Loc, context: SourceMap, *, prompt_id: str | None
+) -> _ProbeEntry:
+    probe_type = entry.get("type")
+    if "type" not in entry:
+        raise context.error("probe entry has no 'type'", loc, hint="e.g. `- type: json_validity`")
+    if not isinstance(probe_type, str):
+        raise context.error(f"'type' must be a string, got {_got(probe_type)}", (*loc, "type"))
+    registry = get_probe_registry()
+    if probe_type not in registry:
+        raise context.error(
+            f"unknown probe type {probe_type!r}{_suggest(probe_type, registry)} "
+            f"Valid types: {', '.join(sorted(registry))}",
+            loc,
+        )
+    explicit_id = entry.get("id")
+    if "id" in entry and (not isinstance(explicit_id, str) or not explicit_id):
+        raise context.error(
+            f"a probe 'id' must be a non-empty string, got {_got(explicit_id)}", (*loc, "id")
+        )
+    tags = _apply_to_tags(entry, loc, context, per_prompt=prompt_id is not None)
+    params = {k: v for k, v in entry.items() if k not in PROBE_ENTRY_KEYS}
+    probe = _construct(registry[probe_type], probe_type, params, loc, context)
+    key = probe_key_for(probe, explicit_id)
+    binding = ProbeBinding(probe, key, prompt_id, tags, context.line(loc))
+    return _ProbeEntry(binding, loc)
+
+
+def _apply_to_tags(
+    entry: dict[str, Any], loc: Loc, context: SourceMap, *, per_prompt: bool
+) -> tuple[str, ...]:
+    if "apply_to" not in entry:
+        return ()
+    if per_prompt:
+        raise context.error(
+            "'apply_to' is only allowed on suite-wide probes",
+            (*loc, "apply_to"),
+            key=True,
+            hint="a probe listed under a prompt applies to that prompt only",
+        )
+    try:
+        return tuple(_ApplyToDoc.model_validate(entry["apply_to"]).tags)
+    except ValidationError as exc:
+        raise _validation_error(exc, context, (*loc, "apply_to")) from None
+
+
+def _parameters(cls: type[BaseProbe]) -> dict[str, inspect.Parameter] | None:
+    """The keyword parameters of the probe's constructor; ``None`` when any keyword is accepted."""
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return None
+    params = signature.parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {name: p for name, p in params.items() if p.kind in keyword}
+
+
+def _construct(
+    cls: type[BaseProbe], probe_type: str, params: dict[str, Any], loc: Loc, context: SourceMap
+) -> BaseProbe:
+    accepted = _parameters(cls)
+    if accepted is not None:
+        listing = ", ".join(accepted) if accepted else "none: it takes no parameters"
+        for name in params:
+            if name not in accepted:
+                raise context.error(
+                    f"unknown parameter {name!r} for probe {probe_type!r}"
+                    f"{_suggest(name, accepted)}",
+                    (*loc, name),
+                    key=True,
+                    hint=f"valid parameters: {listing}",
+                )
+        for name, param in accepted.items():
+            if param.default is inspect.Parameter.empty and name not in params:
+                raise context.error(
+                    f"probe {probe_type!r} needs the parameter {name!r}",
+                    loc,
+                    hint=f"valid parameters: {listing}",
+                )
+    try:
+        return cls(**params)
+    except (TypeError, ValueError) as exc:
+        named = [p for p in params if re.search(rf"\b{re.escape(p)}\b", str(exc))]
+        if not named and len(params) == 1:
+            named = list(params)
+        what = f"parameter {named[0]!r}" if named else "parameters"
+        raise context.error(f"bad {what} for probe {probe_type!r}: {exc}", loc) from None
+    except Exception as exc:  # a custom probe's constructor is user code: it may raise anything
+        raise context.error(
+            f"probe {probe_type!r} could not be created: {type(exc).__name__}: {exc}", loc
+        ) from None
+
+
+def _models(raw: list[Any], context: SourceMap) -> list[ModelSpec]:
+    specs = []
+    for i, item in enumerate(raw):
+        loc: Loc = ("models", i)
+        if isinstance(item, str) and item:
+            specs.append(ModelSpec(item))
+        elif isinstance(item, dict) and isinstance(item.get("model"), str) and item["model"]:
+            specs.append(ModelSpec(item["model"], {k: v for k, v in item.items() if k != "model"}))
+        else:
+            raise context.error(
+                f"model entry {i + 1} must be a LiteLLM model id or a mapping with 'model', "
+                f"got {_got(item)}",
+                loc,
+                hint="e.g. `- openai/gpt-4o-mini` or `- {model: openai/gpt-4o, api_base: ...}`",
+            )
+    return specs
+
+
+def _iter_probe_entries(doc: _SuiteDoc, prompts: list[CanaryPrompt]) -> Iterator[tuple[Loc, Any]]:
+    for j, entry in enumerate(doc.probes):
+        yield ("probes", j), (entry, None)
+    for i, (prompt_doc, prompt) in enumerate(zip(doc.prompts, prompts, strict=True)):
+        for j, entry in enumerate(prompt_doc.probes):
+            yield ("prompts", i, "probes", j), (entry, prompt.id)
+
+
+def _build(data: Any, context: SourceMap) -> CanarySuite:
+    if data is None:
+        raise context.error("empty suite: the file has no content", hint="run `promptcanary init`")
+    if not isinstance(data, dict):
+        raise context.error(
+            f"the top level of a suite must be a mapping (name:, probes:, prompts:), "
+            f"got {_got(data)}"
+        )
+    try:
+        doc = _SuiteDoc.model_validate(data)
+    except ValidationError as exc:
+        raise _validation_error(exc, context) from None
+    if not doc.prompts:
+        raise context.error(
+            "empty suite: no prompts", ("prompts",), key=True, hint="add a `prompts:` list"
+        )
+    prompts, prompt_lines = _prompts(doc, context)
+    entries = [
+        _build_probe(entry, loc, context, prompt_id=prompt_id)
+        for loc, (entry, prompt_id) in _iter_probe_entries(doc, prompts)
+    ]
+    if not entries:
+        raise context.error(
+            "empty suite: no probes in the suite or any prompt",
+            ("probes",),
+            key=True,
+            hint="add e.g. `probes: [{type: json_validity}]`",
+        )
+    _check_probe_keys(prompts, entries, context)
+    models = _models(doc.models, context)
+    defaults = RunDefaults(**doc.defaults.model_dump()) if doc.defaults else None
+    try:
+        suite = CanarySuite(
+            doc.name,
+            prompts,
+            [],
+            description=doc.description,
+            tags=list(doc.tags),
+            default_system_prompt=doc.system_prompt,
+            bindings=[e.binding for e in entries],
+            models=models,
+            defaults=defaults,
+            source_file=context.source,
+            prompt_lines=prompt_lines,
+        )
+    except SuiteError as exc:  # our own checks above should have caught it with a line
+        raise context.error(str(exc)) from None
+    # The spec's `suite.probes`: the probes run on every response (suite-wide, no tag filter).
+    suite.probes = [
+        e.binding.probe
+        for e in entries
+        if e.binding.prompt_id is None and not e.binding.apply_to_tags
+    ]
+    return suite
+
+
+def _prompts(doc: _SuiteDoc, context: SourceMap) -> tuple[list[CanaryPrompt], dict[str, int]]:
+    prompts: list[CanaryPrompt] = []
+    lines: dict[str, int] = {}
+    first_seen: dict[str, int] = {}
+    for i, p in enumerate(doc.prompts):
+        loc: Loc = ("prompts", i)
+        prompt = CanaryPrompt(
+            id=p.id or "",
+            text=p.text,
+            description=p.description,
+            system_prompt=p.system_prompt,
+            expected_keywords=p.expected_keywords,
+            tags=p.tags,
+            tools=p.tools,
+            response_format=p.response_format,
+            metadata=p.metadata,
+        )
+        if prompt.id in first_seen:
+            first = prompts[first_seen[prompt.id]]
+            first_line = lines.get(first.id)
+            at = f" (first defined at line {first_line})" if first_line else ""
+            raise context.error(
+                f"duplicate prompt id {prompt.id!r}{at}",
+                loc,
+                hint="give each prompt a unique `id:`",
+            )
+        first_seen[prompt.id] = i
+        line = context.line(loc)
+        if line is not None:
+            lines[prompt.id] = line
+        prompts.append(prompt)
+    return prompts, lines
+
+
+def _check_probe_keys(
+    prompts: list[CanaryPrompt], entries: list[_ProbeEntry], context: SourceMap
+) -> None:
+    for prompt in prompts:
+        seen: dict[str, _ProbeEntry] = {}
+        for entry in entries:
+            binding = entry.binding
+            if not binding.applies_to(prompt):
+                continue
+            if binding.key in seen:
+                first = seen[binding.key].binding.line
+                lines = f" (lines {first} and {binding.line})" if binding.line else ""
+                raise context.error(
+                    f"duplicate probe key {binding.key!r} on prompt {prompt.id!r}{lines}: "
+                    "give one entry an explicit id:",
+                    entry.loc,
+                    hint="each result needs its own identity for baseline comparisons",
+                )
+            seen[binding.key] = entry
+
+
+# ── public entry points ──────────────────────────────────────────────────────
+
+
+def load_suite(path: str | Path) -> CanarySuite:
+    """Read, validate and build the suite in ``path``; every problem is a SuiteConfigError."""
+    source = str(path)
+    text = _read(Path(path), source)
+    data, context = parse_suite(text, source)
+    return _build(data, context)
+
+
+def suite_from_text(text: str, *, source: str = "<string>") -> CanarySuite:
+    """Build a suite from YAML text; ``source`` names it in error messages."""
+    data, context = parse_suite(text, source)
+    return _build(data, context)
+
+
+def suite_from_dict(config: Any, *, source: str = "<dict>") -> CanarySuite:
+    """Build a suite from already-parsed data (no line numbers are known)."""
+    return _build(config, SourceMap(source))
+
+
+def _plain(value: Any) -> Any:
+    """Parameter values as YAML-safe plain data (tuples → lists, enums → values)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((_plain(v) for v in value), key=str)
+    if isinstance(value, re.Pattern):
+        return value.pattern
+    enum_value = getattr(value, "value", None)
+    if enum_value is not None and not isinstance(value, str | int | float | bool):
+        return _plain(enum_value)
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _probe_entry(binding: ProbeBinding) -> dict[str, Any]:
+    probe = binding.probe
+    entry: dict[str, Any] = {"type": probe.probe_id}
+    if binding.key != probe_key_for(probe):
+        entry["id"] = binding.key
+    accepted = _parameters(type(probe))
+    for name, value in probe.params().items():
+        # params() is the instance's public state; only constructor keywords can be written back.
+        if accepted is None or (name in accepted and not _is_default(accepted[name], value)):
+            entry[name] = _plain(value)
+    if binding.apply_to_tags:
+        entry["apply_to"] = {"tags": list(binding.apply_to_tags)}
+    return entry
+
+
+def _is_default(param: inspect.Parameter, value: Any) -> bool:
+    """True when leaving ``value`` out rebuilds the same probe (``1`` is not ``True`` here)."""
+    default = param.default
+    return (
+        default is not inspect.Parameter.empty
+        and type(default) is type(value)
+        and (default == value)
+    )
+
+
+def suite_to_yaml(suite: CanarySuite) -> str:
+    """Render ``suite`` as YAML that :func:`load_suite` reads back into an equivalent suite."""
+    data: dict[str, Any] = {
+        "name": suite.name,
+        "description": suite.description or "",
+        "tags": list(suite.tags),
+    }
+    if suite.default_system_prompt:
+        data["system_prompt"] = suite.default_system_prompt
+    if suite.models:
+        data["models"] = [
+            {"model": m.model, **_plain(m.params)} if m.params else m.model for m in suite.models
+        ]
+    defaults = {k: v for k, v in vars(suite.defaults).items() if v is not None}
+    if defaults:
+        data["defaults"] = defaults
+    data["probes"] = [_probe_entry(b) for b in suite.bindings if b.prompt_id is None]
+    data["prompts"] = [_prompt_entry(suite, p) for p in suite.prompts]
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _prompt_entry(suite: CanarySuite, prompt: CanaryPrompt) -> dict[str, Any]:
+    entry: dict[str, Any] = {}
+    if prompt.id != default_prompt_id(prompt.text, prompt.system_prompt):
+        entry["id"] = prompt.id
+    entry["text"] = prompt.text
+    entry["description"] = prompt.description
+    entry["tags"] = list(prompt.tags)
+    optional = {
+        "system_prompt": prompt.system_prompt,
+        "expected_keywords": list(prompt.expected_keywords),
+        "response_format": _plain(prompt.response_format) if prompt.response_format else None,
+        "metadata": _plain(prompt.metadata),
+        "probes": [_probe_entry(b) for b in suite.bindings if b.prompt_id == prompt.id],
+    }
+    entry.update({k: v for k, v in optional.items() if v})
+    if prompt.tools is not None:  # an empty list differs from none in the suite hash
+        entry["tools"] = _plain(prompt.tools)
+    return entry
