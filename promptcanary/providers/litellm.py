@@ -1,0 +1,417 @@
+"""The LiteLLM provider: every hosted or local model LiteLLM knows, through one interface.
+
+LiteLLM takes about two seconds to import, so it is imported inside functions only, never when this
+module is imported; :func:`prewarm` starts that import in a background thread so a caller can
+overlap it with other start-up work.
+
+One call is one HTTP request: LiteLLM's and the OpenAI SDK's own retries are switched off
+(``num_retries=0``, ``max_retries=0``) because the runner retries, with backoff that honours
+``Retry-After`` and a budget the user configured.
+
+Errors become :class:`ProviderError` with ``transient`` set for what is worth retrying: 408, 409,
+429 and 5xx answers, timeouts, connection errors and a body that is not JSON (a truncated answer
+from a proxy is usually a one-off). An answer that is well-formed but unusable — no ``choices``, or
+neither content nor tool calls — is *not* transient: at a fixed temperature and seed the same
+request would most likely get the same answer, so retrying it only spends the retry budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig, ToolCall
+from promptcanary.core.redact import is_secret_name
+from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError, ProviderError
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds per request when neither the runner nor ``extra_params['timeout']`` sets one."""
+
+_TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+_MAX_MESSAGE = 400
+
+# Modules LiteLLM imports lazily on its first request (≈0.5 s); prewarming them too keeps that
+# cost out of the first request's latency.
+_PREWARM_MODULES = (
+    "openai.resources",
+    "litellm.llms.openai.openai",
+    "litellm.proxy._types",
+    "litellm.llms.litellm_proxy.chat.transformation",
+    "litellm.proxy.openai_files_endpoints.common_utils",
+)
+
+_prewarm_lock = threading.Lock()
+_prewarm_thread: threading.Thread | None = None
+
+
+def import_litellm() -> Any:
+    """Import LiteLLM configured for offline, quiet use (the cost map ships with the package)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    # Its "Give Feedback / Get Help" banner goes to stdout on every error: noise in CI logs.
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def _warm() -> None:
+    import_litellm()
+    for name in _PREWARM_MODULES:
+        # Internal module names move between LiteLLM versions; warming is only an optimisation.
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
+def prewarm() -> threading.Thread:
+    """Start importing LiteLLM in a daemon thread (once) and return that thread."""
+    global _prewarm_thread
+    with _prewarm_lock:
+        if _prewarm_thread is None:
+            _prewarm_thread = threading.Thread(target=_warm, name="litellm-prewarm", daemon=True)
+            _prewarm_thread.start()
+        return _prewarm_thread
+
+
+class LiteLLMProvider(BaseLLMProvider):
+    """LLM provider backed by the LiteLLM library.
+
+    Args:
+        model_id_or_config: A LiteLLM model string (``"openai/gpt-4o"``) or a ProviderConfig.
+        temperature: Sampling temperature (0.0 for reproducibility).
+        max_tokens: Maximum tokens in the response.
+        seed: Determinism seed, sent when not ``None``.
+        **extra_params: Forwarded to ``litellm.completion()`` (``api_base``, ``api_key``,
+            ``response_format``, ``timeout``, …). ``extra_params={...}`` is accepted too.
+    """
+
+    def __init__(
+        self,
+        model_id_or_config: str | ProviderConfig,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 1024,
+        seed: int | None = 42,
+        **extra_params: Any,
+    ) -> None:
+        if isinstance(model_id_or_config, ProviderConfig):
+            config = model_id_or_config
+        else:
+            nested = extra_params.pop("extra_params", None)
+            params = {**nested, **extra_params} if isinstance(nested, Mapping) else extra_params
+            config = ProviderConfig(
+                model_id=model_id_or_config,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+                extra_params=params,
+            )
+        super().__init__(config)
+
+    @classmethod
+    def from_config(cls, config: ProviderConfig) -> LiteLLMProvider:
+        """Create a provider directly from a :class:`ProviderConfig`."""
+        return cls(config)
+
+    @classmethod
+    def prewarm(cls) -> threading.Thread:
+        """Start importing LiteLLM in the background; see :func:`prewarm`."""
+        return prewarm()
+
+    # ── environment ──────────────────────────────────────────────────────────
+
+    def check_environment(self) -> None:
+        """Raise :class:`MissingCredentialsError` when the model's API key is not configured.
+
+        A model with an ``api_base`` (in its parameters or as ``<PROVIDER>_API_BASE`` /
+        ``<PROVIDER>_BASE_URL`` in the environment) is a local or proxied endpoint whose needs
+        LiteLLM cannot know, so it is not checked.
+        """
+        params = self.config.extra_params
+        if params.get("api_base") or params.get("base_url"):
+            return
+        litellm = import_litellm()
+        model = self.config.model_id
+        try:
+            _, provider, _, _ = litellm.get_llm_provider(model=model)
+        except Exception:  # LiteLLM raises bare exceptions for unknown models: the call will say
+            return
+        prefix = str(provider).upper()
+        if _env(f"{prefix}_API_BASE") or _env(f"{prefix}_BASE_URL"):
+            return
+        api_key = params.get("api_key")
+        missing = list(litellm.validate_environment(model=model, api_key=api_key)["missing_keys"])
+        if not missing and not api_key:
+            missing = _blank_key_variables(prefix)
+        if missing:
+            names = " and ".join(missing)
+            raise MissingCredentialsError(
+                f"model {model!r} needs {names} in the environment (set it in the step's env:)",
+                model_id=model,
+                transient=False,
+            )
+
+    # ── calls ────────────────────────────────────────────────────────────────
+
+    def request_kwargs(
+        self, prompt: CanaryPrompt, system_prompt: str | None, timeout: float | None
+    ) -> dict[str, Any]:
+        """The keyword arguments of ``litellm.completion`` for one prompt."""
+        config = self.config
+        messages: list[dict[str, str]] = []
+        if system_prompt:
+            messages.append({"role": "system", "content": system_prompt})
+        messages.append({"role": "user", "content": prompt.text})
+        kwargs: dict[str, Any] = {
+            **config.extra_params,
+            "model": config.model_id,
+            "messages": messages,
+            "temperature": config.temperature,
+            "max_tokens": config.max_tokens,
+            "timeout": timeout or config.extra_params.get("timeout") or DEFAULT_TIMEOUT,
+            # One call = one HTTP request; the runner owns retrying.
+            "num_retries": 0,
+            "max_retries": 0,
+        }
+        if config.seed is not None:
+            kwargs["seed"] = config.seed
+        if prompt.tools:
+            kwargs["tools"] = prompt.tools
+        if prompt.response_format:
+            kwargs["response_format"] = prompt.response_format
+        return kwargs
+
+    def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:
+        """Call the model (blocking) and return a structured :class:`LLMResponse`.
+
+        Raises:
+            ProviderError: On API errors, auth failures, network issues or an unusable answer.
+        """
+        litellm = import_litellm()
+        kwargs = self.request_kwargs(prompt, system_prompt, None)
+        started = time.perf_counter()
+        try:
+            response = litellm.completion(**kwargs)
+        except Exception as exc:  # LiteLLM raises many unrelated types; all become ProviderError
+            raise self._error(exc, kwargs["timeout"]) from exc
+        return self._parse(response, prompt, 0, started)
+
+    async def acomplete(
+        self,
+        prompt: CanaryPrompt,
+        *,
+        system_prompt: str | None = None,
+        sample: int = 0,
+        timeout: float | None = None,
+    ) -> LLMResponse:
+        """The asynchronous call the runner uses (LiteLLM's native async client)."""
+        litellm = import_litellm()
+        kwargs = self.request_kwargs(prompt, system_prompt, timeout)
+        started = time.perf_counter()
+        try:
+            response = await litellm.acompletion(**kwargs)
+        except Exception as exc:  # see complete()
+            raise self._error(exc, kwargs["timeout"]) from exc
+        return self._parse(response, prompt, sample, started)
+
+    async def aclose(self) -> None:
+        """Let LiteLLM's background logging finish on this event loop before it closes."""
+        if "litellm" not in sys.modules:
+            return
+        try:
+            from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+        except ImportError:
+            return
+        # Left pending, these tasks make LiteLLM warn "event loop changed" on the next run.
+        with contextlib.suppress(TimeoutError, RuntimeError):
+            await asyncio.wait_for(GLOBAL_LOGGING_WORKER.flush(), 2.0)
+
+    # ── responses and errors ─────────────────────────────────────────────────
+
+    def _parse(
+        self, response: Any, prompt: CanaryPrompt, sample: int, started: float
+    ) -> LLMResponse:
+        latency_ms = round((time.perf_counter() - started) * 1000, 2)
+        model_id = self.config.model_id
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise ProviderError("empty choices in response", model_id=model_id, transient=False)
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None)
+        tool_calls = [_tool_call(call) for call in getattr(message, "tool_calls", None) or []]
+        finish_reason = getattr(choice, "finish_reason", None)
+        if content is None and not tool_calls:
+            raise ProviderError(
+                f"model returned no content and no tool calls (finish_reason={finish_reason!r})",
+                model_id=model_id,
+                transient=False,
+            )
+        usage = getattr(response, "usage", None)
+        return LLMResponse(
+            prompt_id=prompt.id,
+            provider_model_id=model_id,
+            content=content if isinstance(content, str) else "",
+            tool_calls=tool_calls,
+            finish_reason=finish_reason,
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            total_tokens=getattr(usage, "total_tokens", None),
+            latency_ms=latency_ms,
+            raw_response=_small_raw(response, usage),
+            sample=sample,
+        )
+
+    def _error(self, exc: BaseException, timeout: float) -> ProviderError:
+        litellm = import_litellm()
+        model_id = self.config.model_id
+        status = getattr(exc, "status_code", None)
+        status = status if isinstance(status, int) else None
+        kind = type(exc).__name__
+        if isinstance(exc, litellm.Timeout):
+            message = f"request timed out after {timeout:g} s"
+            transient = True
+        elif _caused_by(exc, json.JSONDecodeError):
+            # LiteLLM reports an unparseable body as a 500 of its own making.
+            message, status, transient = "malformed response body (not valid JSON)", None, True
+        else:
+            detail = getattr(exc, "message", None) or str(exc) or kind
+            message = f"{kind}: {_clean(str(detail))}"
+            transient = isinstance(
+                exc,
+                (
+                    litellm.APIConnectionError,
+                    litellm.RateLimitError,
+                    litellm.InternalServerError,
+                    litellm.ServiceUnavailableError,
+                ),
+            ) or (status is not None and (status in _TRANSIENT_STATUS or status >= 500))
+        if status is not None:
+            message = f"HTTP {status} {message}"
+        return ProviderError(
+            self._scrub(message),
+            model_id=model_id,
+            status_code=status,
+            raw_error=exc,
+            retry_after=_retry_after(exc),
+            transient=transient,
+        )
+
+    def _scrub(self, text: str) -> str:
+        """Remove the API key (and anything else secret-looking) from an error message."""
+        for name, value in self.config.extra_params.items():
+            if isinstance(value, str) and len(value) >= 4 and is_secret_name(name):
+                text = text.replace(value, "***")
+        return text
+
+
+def _env(name: str) -> str:
+    return os.environ.get(name, "").strip()
+
+
+def _blank_key_variables(prefix: str) -> list[str]:
+    """``<PREFIX>_API_KEY`` when it is set but blank (an unset secret in a workflow's ``env:``)."""
+    name = f"{prefix}_API_KEY"
+    if name not in os.environ or _env(name):
+        return []
+    # Another credential variable of the provider (ANTHROPIC_AUTH_TOKEN, …) may stand in for it.
+    others = [
+        k
+        for k, v in os.environ.items()
+        if k.startswith(f"{prefix}_") and k != name and v.strip() and ("KEY" in k or "TOKEN" in k)
+    ]
+    return [] if others else [name]
+
+
+def _tool_call(call: Any) -> ToolCall:
+    function = getattr(call, "function", None)
+    name = getattr(function, "name", None) or ""
+    raw = getattr(function, "arguments", None)
+    arguments: Any
+    if isinstance(raw, str):
+        try:
+            arguments = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError:
+            arguments = None
+    else:  # some providers hand back already-parsed arguments
+        arguments, raw = raw, json.dumps(raw) if raw is not None else ""
+    return ToolCall(name=name, arguments=arguments, arguments_raw=raw, id=getattr(call, "id", None))
+
+
+def _small_raw(response: Any, usage: Any) -> dict[str, Any]:
+    """The few fields of the provider's answer worth keeping (a 5,000-prompt run keeps them all)."""
+    raw: dict[str, Any] = {}
+    for field in ("id", "model", "system_fingerprint"):
+        value = getattr(response, field, None)
+        if isinstance(value, str):
+            raw[field] = value
+    if usage is not None:
+        raw["usage"] = {
+            k: v
+            for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+            if isinstance(v := getattr(usage, k, None), int)
+        }
+    return raw
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _clean(detail: str) -> str:
+    # LiteLLM prefixes its messages with the exception names ("litellm.RateLimitError: ...").
+    for marker in ("OpenAIException - ", "Exception - "):
+        if marker in detail:
+            detail = detail.split(marker, 1)[1]
+            break
+    detail = " ".join(detail.split())
+    return detail if len(detail) <= _MAX_MESSAGE else detail[: _MAX_MESSAGE - 1] + "…"
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds from the ``Retry-After`` (or ``retry-after-ms``) header of the failed answer."""
+    for headers in (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+        getattr(exc, "headers", None),
+    ):
+        if not isinstance(headers, Mapping) or not headers:
+            continue
+        lowered = {str(k).lower(): str(v) for k, v in headers.items()}
+        if "retry-after-ms" in lowered:
+            try:
+                return max(0.0, float(lowered["retry-after-ms"]) / 1000)
+            except ValueError:
+                pass
+        if "retry-after" in lowered:
+            return parse_retry_after(lowered["retry-after"])
+    return None
+
+
+def parse_retry_after(value: str) -> float | None:
+    """``Retry-After`` as seconds: a number of seconds or an HTTP date; ``None`` if unreadable."""
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
