@@ -39,6 +39,7 @@ from promptcanary.core.suite import (
 )
 
 __all__ = [
+    "APPLY_TO_KEYS",
     "DEFAULTS_KEYS",
     "MAX_ALIAS_EXPANSION",
     "MAX_DEPTH",
@@ -185,6 +186,7 @@ class _SuiteDoc(_Doc):
 SUITE_KEYS: tuple[str, ...] = tuple(_SuiteDoc.model_fields)
 PROMPT_KEYS: tuple[str, ...] = tuple(_PromptDoc.model_fields)
 DEFAULTS_KEYS: tuple[str, ...] = tuple(_DefaultsDoc.model_fields)
+APPLY_TO_KEYS: tuple[str, ...] = tuple(_ApplyToDoc.model_fields)
 PROBE_ENTRY_KEYS: tuple[str, ...] = ("type", "id", "apply_to")
 """Reserved keys of a probe entry; every other key is a constructor parameter of the probe."""
 
@@ -196,7 +198,7 @@ def valid_keys() -> dict[str, tuple[str, ...]]:
         "prompt": PROMPT_KEYS,
         "defaults": DEFAULTS_KEYS,
         "probe entry": PROBE_ENTRY_KEYS,
-        "apply_to": tuple(_ApplyToDoc.model_fields),
+        "apply_to": APPLY_TO_KEYS,
         "model entry": ("model", "<any LiteLLM parameter>"),
     }
 
@@ -473,16 +475,27 @@ def _got(value: Any) -> str:
 
 
 def _where(loc: Loc) -> str:
+    """A readable name for a place: "the suite", "prompt 2", "'apply_to' of probe entry 1"."""
     if not loc:
         return "the suite"
-    if loc[0] == "prompts" and len(loc) >= 2 and isinstance(loc[1], int):
-        return f"prompt {loc[1] + 1}"
-    return repr(loc[0])
+    last = loc[-1]
+    if isinstance(last, str):
+        return repr(last) if len(loc) == 1 else f"{last!r} of {_where(loc[:-1])}"
+    parent = loc[-2] if len(loc) >= 2 else ""
+    names = {"prompts": "prompt", "probes": "probe entry", "models": "model entry"}
+    text = f"{names.get(str(parent), f'{parent!r} item')} {last + 1}"
+    return text if len(loc) <= 2 else f"{text} of {_where(loc[:-2])}"
 
 
 def _keys_of(owner: Loc) -> tuple[str, ...]:
     names = tuple(part for part in owner if isinstance(part, str))
-    return {(): SUITE_KEYS, ("prompts",): PROMPT_KEYS, ("defaults",): DEFAULTS_KEYS}.get(names, ())
+    known = {
+        (): SUITE_KEYS,
+        ("prompts",): PROMPT_KEYS,
+        ("defaults",): DEFAULTS_KEYS,
+        ("probes", "apply_to"): APPLY_TO_KEYS,
+    }
+    return known.get(names, ())
 
 
 def _validation_error(
@@ -490,9 +503,10 @@ def _validation_error(
 ) -> SuiteConfigError:
     """The earliest problem in the document, in our words (``prefix``: where ``exc`` began)."""
 
-    def position(error: Any) -> tuple[int, int]:
+    def position(error: Any) -> tuple[int, bool, int]:
+        # On one line, an unknown key says more than the missing key it was probably meant as.
         line, column = context.position((*prefix, *error["loc"]), key=True)
-        return line or 0, column or 0
+        return line or 0, error["type"] == "missing", column or 0
 
     err = min(exc.errors(), key=position)
     loc: Loc = (*prefix, *err["loc"])
