@@ -1,0 +1,415 @@
+"""The concurrent runner, driven by small fake providers that implement BaseLLMProvider."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import promptcanary
+from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
+from promptcanary.core.probes.format import KeywordPresenceProbe
+from promptcanary.core.runner import (
+    BACKOFF_BASE,
+    RETRY_AFTER_CAP,
+    backoff_delay,
+    effective_config,
+    run_suite,
+)
+from promptcanary.core.suite import CanarySuite, RunOptions
+from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError, ProviderError
+from promptcanary.providers.replay import ReplayProvider
+
+Answer = Callable[[CanaryPrompt, int, int], Awaitable[str] | str]
+
+
+@dataclass
+class Calls:
+    """State shared by a fake provider and its with_config() clones."""
+
+    log: list[tuple[str, int, ProviderConfig, float | None]] = field(default_factory=list)
+    attempts: dict[tuple[str, int], int] = field(default_factory=dict)
+    finished: list[str] = field(default_factory=list)
+    in_flight: int = 0
+    peak: int = 0
+    closed: int = 0
+
+
+class FakeProvider(BaseLLMProvider):
+    """Answers ``answer(prompt, sample, attempt)``; raises what the answer raises."""
+
+    def __init__(
+        self,
+        answer: Answer | None = None,
+        *,
+        config: ProviderConfig | None = None,
+        delay: Callable[[CanaryPrompt], float] | None = None,
+    ) -> None:
+        super().__init__(config or ProviderConfig(model_id="fake/model"))
+        self.calls = Calls()
+        self._answer = answer or (lambda prompt, sample, attempt: f"answer to {prompt.text}")
+        self._delay = delay
+
+    def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:
+        raise AssertionError("the runner must use acomplete")
+
+    async def acomplete(
+        self,
+        prompt: CanaryPrompt,
+        *,
+        system_prompt: str | None = None,
+        sample: int = 0,
+        timeout: float | None = None,
+    ) -> LLMResponse:
+        calls = self.calls
+        key = (prompt.id, sample)
+        attempt = calls.attempts.get(key, 0)
+        calls.attempts[key] = attempt + 1
+        calls.log.append((prompt.id, sample, self.config, timeout))
+        calls.in_flight += 1
+        calls.peak = max(calls.peak, calls.in_flight)
+        try:
+            if self._delay is not None:
+                await asyncio.sleep(self._delay(prompt))
+            text = self._answer(prompt, sample, attempt)
+            if not isinstance(text, str):
+                text = await text
+        finally:
+            calls.in_flight -= 1
+        calls.finished.append(prompt.id)
+        return LLMResponse(
+            prompt_id=prompt.id, provider_model_id=self.config.model_id, content=text, sample=sample
+        )
+
+    async def aclose(self) -> None:
+        self.calls.closed += 1
+
+
+class Sleeps:
+    """An injectable ``sleep`` that records the requested delays instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, delay: float) -> None:
+        self.delays.append(delay)
+
+
+def make_suite(n: int = 3, *, keyword: str = "answer") -> CanarySuite:
+    prompts = [CanaryPrompt(id=f"p{i}", text=f"question {i}") for i in range(n)]
+    return CanarySuite("runner-test", prompts, [KeywordPresenceProbe(required_keywords=[keyword])])
+
+
+def run(
+    suite: CanarySuite,
+    provider: BaseLLMProvider,
+    *,
+    sleep: Sleeps | None = None,
+    rng: random.Random | None = None,
+    **options: Any,
+) -> Any:
+    options.setdefault("show_progress", False)
+    return asyncio.run(
+        run_suite(
+            suite,
+            provider,
+            RunOptions(**options),
+            sleep=sleep or Sleeps(),
+            rng=rng or random.Random(0),
+        )
+    )
+
+
+def http_error(status: int, *, retry_after: float | None = None) -> ProviderError:
+    return ProviderError(f"HTTP {status} from fake", status_code=status, retry_after=retry_after)
+
+
+# ── concurrency and order ────────────────────────────────────────────────────
+
+
+def test_at_most_concurrency_requests_are_in_flight() -> None:
+    provider = FakeProvider(delay=lambda prompt: 0.01)
+
+    result = run(make_suite(24), provider, concurrency=4)
+
+    assert provider.calls.peak == 4
+    assert len(result.llm_responses) == 24
+
+
+def test_results_follow_suite_order_when_completion_order_is_reversed() -> None:
+    suite = make_suite(6)
+    # The first prompt is the slowest: requests finish in reverse order.
+    provider = FakeProvider(delay=lambda prompt: 0.06 - 0.01 * int(prompt.id[1:]))
+
+    result = run(suite, provider, concurrency=12, samples=2)
+
+    assert provider.calls.finished[:2] == ["p5", "p5"]
+    assert provider.calls.finished[-2:] == ["p0", "p0"]
+    expected = [(f"p{i}", s) for i in range(6) for s in range(2)]
+    assert [(r.prompt_id, r.sample) for r in result.llm_responses] == expected
+    assert [(r.prompt_id, r.sample) for r in result.probe_results] == expected
+
+
+# ── retries ──────────────────────────────────────────────────────────────────
+
+
+def test_transient_error_is_retried_and_retry_after_is_honoured() -> None:
+    def answer(prompt: CanaryPrompt, sample: int, attempt: int) -> str:
+        if prompt.id == "p1" and attempt < 2:
+            raise http_error(429, retry_after=7)
+        return "answer ok"
+
+    sleeps = Sleeps()
+    result = run(make_suite(3), FakeProvider(answer), sleep=sleeps, max_retries=3)
+
+    p1 = result.responses_for("p1")[0]
+    assert not p1.errored and p1.content == "answer ok"
+    assert p1.retries == 2
+    assert len(sleeps.delays) == 2 and all(d >= 7 for d in sleeps.delays)
+    assert result.retry_count == 2
+
+
+def test_retry_after_is_capped() -> None:
+    assert backoff_delay(0, 3600, random.Random(1)) == RETRY_AFTER_CAP
+
+
+def test_backoff_is_exponential_with_full_jitter() -> None:
+    rng = random.Random(3)
+    delays = [[backoff_delay(attempt, None, rng) for _ in range(200)] for attempt in range(4)]
+    for attempt, values in enumerate(delays):
+        assert all(0 <= d <= BACKOFF_BASE * 2**attempt for d in values)
+    # jitter: the delays of one attempt are spread, not one value
+    assert max(delays[3]) - min(delays[3]) > BACKOFF_BASE
+
+
+def test_non_transient_error_is_not_retried() -> None:
+    def answer(prompt: CanaryPrompt, sample: int, attempt: int) -> str:
+        if prompt.id == "p0":
+            raise http_error(401)
+        return "answer"
+
+    provider = FakeProvider(answer)
+    sleeps = Sleeps()
+    result = run(make_suite(2), provider, sleep=sleeps, max_retries=3)
+
+    assert provider.calls.attempts[("p0", 0)] == 1
+    assert sleeps.delays == []
+    p0 = result.responses_for("p0")[0]
+    assert p0.errored and "401" in (p0.error or "") and p0.retries == 0
+
+
+def test_persistent_transient_error_ends_errored_after_max_retries() -> None:
+    def answer(prompt: CanaryPrompt, sample: int, attempt: int) -> str:
+        if prompt.id == "p2":
+            raise http_error(503)
+        return "answer"
+
+    provider = FakeProvider(answer)
+    result = run(make_suite(4), provider, max_retries=3)
+
+    assert provider.calls.attempts[("p2", 0)] == 4
+    p2 = result.responses_for("p2")[0]
+    assert p2.errored and p2.retries == 3
+    assert "503" in (p2.error or "") and "3 retries" in (p2.error or "")
+    errored = [r for r in result.probe_results if r.errored]
+    assert [r.prompt_id for r in errored] == ["p2"]
+    assert result.error_count == 1
+    # the others were scored normally
+    assert all(r.passed for r in result.probe_results if r.prompt_id != "p2")
+
+
+def test_unexpected_exception_from_a_custom_provider_becomes_an_errored_response() -> None:
+    def answer(prompt: CanaryPrompt, sample: int, attempt: int) -> str:
+        if prompt.id == "p1":
+            raise KeyError("boom")
+        return "answer"
+
+    provider = FakeProvider(answer)
+    result = run(make_suite(3), provider, max_retries=2)
+
+    p1 = result.responses_for("p1")[0]
+    assert p1.errored and "KeyError" in (p1.error or "")
+    assert provider.calls.attempts[("p1", 0)] == 1
+    assert [r.errored for r in result.responses_for("p0") + result.responses_for("p2")] == [
+        False,
+        False,
+    ]
+
+
+def test_a_hanging_call_is_cut_by_the_timeout_guard_and_retried() -> None:
+    async def answer(prompt: CanaryPrompt, sample: int, attempt: int) -> str:
+        if prompt.id == "p0":
+            await asyncio.sleep(30)
+        return "answer"
+
+    provider = FakeProvider(answer)
+    started = time.monotonic()
+    result = run(make_suite(2), provider, timeout=0.05, max_retries=1)
+    elapsed = time.monotonic() - started
+
+    p0 = result.responses_for("p0")[0]
+    assert p0.errored and "timed out" in (p0.error or "") and p0.retries == 1
+    assert provider.calls.attempts[("p0", 0)] == 2
+    assert provider.calls.log[0][3] == 0.05  # the provider was told the timeout too
+    assert elapsed < 5
+
+
+def test_provider_returning_a_non_response_is_errored() -> None:
+    class Broken(FakeProvider):
+        async def acomplete(self, prompt: CanaryPrompt, **kwargs: Any) -> Any:
+            return {"content": "not a response"}
+
+    result = run(make_suite(1), Broken())
+
+    assert result.llm_responses[0].errored
+    assert "dict" in (result.llm_responses[0].error or "")
+
+
+def test_missing_credentials_propagate_before_any_call() -> None:
+    class NoKey(FakeProvider):
+        def check_environment(self) -> None:
+            raise MissingCredentialsError("model 'fake/model' needs FAKE_API_KEY")
+
+    provider = NoKey()
+    with pytest.raises(MissingCredentialsError, match="FAKE_API_KEY"):
+        run(make_suite(2), provider)
+    assert provider.calls.log == []
+
+
+# ── configuration ────────────────────────────────────────────────────────────
+
+
+def test_run_overrides_reach_the_provider_call() -> None:
+    base = ProviderConfig(model_id="fake/model", temperature=0.9, max_tokens=999, seed=1)
+    provider = FakeProvider(config=base)
+
+    result = run(make_suite(2), provider, temperature=0.0, max_tokens=50, seed=7)
+
+    seen = {(c.temperature, c.max_tokens, c.seed) for _, _, c, _ in provider.calls.log}
+    assert seen == {(0.0, 50, 7)}
+    assert (result.provider.temperature, result.provider.max_tokens, result.provider.seed) == (
+        0.0,
+        50,
+        7,
+    )
+    assert provider.config == base  # the caller's provider is not modified
+
+
+def test_effective_config_keeps_what_is_not_overridden() -> None:
+    base = ProviderConfig(model_id="m", temperature=0.5, max_tokens=10, seed=None)
+    assert effective_config(base, RunOptions(max_tokens=20)) == base.model_copy(
+        update={"max_tokens": 20}
+    )
+    assert effective_config(base, RunOptions()) is base
+
+
+def test_each_sample_gets_its_own_seed_and_index() -> None:
+    provider = FakeProvider(config=ProviderConfig(model_id="fake/model", seed=10))
+
+    result = run(make_suite(2), provider, samples=3)
+
+    seeds = sorted((pid, sample, c.seed) for pid, sample, c, _ in provider.calls.log)
+    assert seeds == [(p, s, 10 + s) for p in ("p0", "p1") for s in range(3)]
+    assert [(r.prompt_id, r.sample) for r in result.llm_responses] == [
+        (p, s) for p in ("p0", "p1") for s in range(3)
+    ]
+    assert result.provenance.samples == 3
+    assert result.provider.seed == 10
+
+
+def test_samples_without_a_seed_send_no_seed() -> None:
+    provider = FakeProvider(config=ProviderConfig(model_id="fake/model", seed=None))
+    run(make_suite(1), provider, samples=2)
+    assert [c.seed for _, _, c, _ in provider.calls.log] == [None, None]
+
+
+def test_secrets_are_redacted_from_the_run_but_reach_the_provider() -> None:
+    config = ProviderConfig(
+        model_id="fake/model",
+        extra_params={
+            "api_key": "sk-live-secret",
+            "api_base": "http://127.0.0.1:9/v1",
+            "extra_headers": {"Authorization": "Bearer abc", "X-Trace": "t1"},
+        },
+    )
+    provider = FakeProvider(config=config)
+
+    result = run(make_suite(1), provider)
+
+    params = result.provider.extra_params
+    assert params["api_key"] == "***"
+    assert params["extra_headers"] == {"Authorization": "***", "X-Trace": "t1"}
+    assert params["api_base"] == "http://127.0.0.1:9/v1"
+    assert "sk-live-secret" not in result.model_dump_json()
+    assert provider.calls.log[0][2].extra_params["api_key"] == "sk-live-secret"
+
+
+def test_provenance_and_timing_are_recorded() -> None:
+    suite = make_suite(2)
+    result = run(suite, FakeProvider(), git_sha="abc123", git_ref="refs/heads/main")
+
+    prov = result.provenance
+    assert (prov.suite_hash, prov.probe_config_hash) == (suite.suite_hash, suite.probe_config_hash)
+    assert prov.engine_version == promptcanary.__version__
+    assert (prov.git_sha, prov.git_ref) == ("abc123", "refs/heads/main")
+    assert result.finished_at is not None and result.finished_at >= result.started_at
+    assert all(r.latency_ms is not None for r in result.llm_responses)
+    assert result.suite_name == "runner-test"
+
+
+def test_provider_is_closed_once_after_the_run() -> None:
+    provider = FakeProvider()
+    run(make_suite(3), provider, samples=2)
+    assert provider.calls.closed == 1
+
+
+# ── recording ────────────────────────────────────────────────────────────────
+
+
+def test_record_writes_a_file_that_replays_to_identical_scores(tmp_path: Path) -> None:
+    def answer(prompt: CanaryPrompt, sample: int, attempt: int) -> str:
+        if prompt.id == "p2":
+            raise http_error(400)
+        return "answer" if (int(prompt.id[1:]) + sample) % 2 == 0 else "something else"
+
+    suite = make_suite(4)
+    recording = tmp_path / "sub" / "rec.jsonl"
+    original = run(suite, FakeProvider(answer), samples=2, record=recording)
+
+    assert recording.exists()
+    assert not [p for p in recording.parent.iterdir() if p.name != "rec.jsonl"]  # no temp file left
+    replayed = run(suite, ReplayProvider(recording), samples=2)
+
+    def summary(result: Any) -> list[tuple[str, int, float, bool, bool]]:
+        return [(r.prompt_id, r.sample, r.score, r.passed, r.errored) for r in result.probe_results]
+
+    assert summary(replayed) == summary(original)
+    assert {r.score for r in original.probe_results} == {0.0, 1.0}  # both outcomes covered
+    assert replayed.responses_for("p2")[0].errored
+
+
+# ── progress ─────────────────────────────────────────────────────────────────
+
+
+def test_progress_reports_counts_but_never_model_text() -> None:
+    stream = io.StringIO()
+    provider = FakeProvider(lambda prompt, sample, attempt: "SECRET MODEL TEXT")
+    asyncio.run(
+        run_suite(
+            make_suite(5),
+            provider,
+            RunOptions(show_progress=True),
+            sleep=Sleeps(),
+            progress_stream=stream,
+        )
+    )
+    out = stream.getvalue()
+    assert "5/5 responses (0 errored, 0 retries)" in out
+    assert "SECRET" not in out
