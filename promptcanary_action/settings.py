@@ -1,0 +1,398 @@
+"""The action's inputs (``INPUT_*``) and the runner's ``GITHUB_*`` variables → one ``Settings``.
+
+Built once by :meth:`Settings.from_environ`; every other module reads the typed, validated fields
+and never ``os.environ``. Each input is declared once, as a dataclass field whose metadata names
+the input and the small cleaning function for its kind. Defaults must equal ``action.yml``'s
+(a test checks both ways): the runner always passes ``action.yml``'s default, while local runs and
+tests pass nothing, and both must behave the same.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+
+DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_SERVER_URL = "https://github.com"
+
+BaselineKind = Literal["branch", "artifact", "path", "none"]
+UpdateBaseline = Literal["auto", "always", "never"]
+FailOn = Literal["regression", "failure", "never", "low", "medium", "high", "critical"]
+CommentMode = Literal["update", "new", "off"]
+Mode = Literal["run", "post-comment"]
+
+BASELINE_KINDS: tuple[str, ...] = ("branch", "artifact", "path", "none")
+UPDATE_BASELINE_CHOICES: tuple[str, ...] = ("auto", "always", "never")
+FAIL_ON_CHOICES: tuple[str, ...] = (
+    "regression",
+    "failure",
+    "never",
+    "low",
+    "medium",
+    "high",
+    "critical",
+)
+COMMENT_CHOICES: tuple[str, ...] = ("update", "new", "off")
+MODE_CHOICES: tuple[str, ...] = ("run", "post-comment")
+
+# Metadata keys of an input field.
+_INPUT = "input"
+_CLEAN = "clean"
+# Long values (a pasted file, say) are cut in messages so the log stays readable.
+_MAX_SHOWN = 60
+
+Cleaner = Callable[[str, str], Any]
+"""``(input name, non-empty stripped value) -> typed value``; raises :class:`InputError`."""
+
+
+class InputError(ValueError):
+    """An input has a value the action cannot use; the message names the input and what is valid.
+
+    ``main()`` turns it into exit code 2.
+    """
+
+
+def _shown(value: str) -> str:
+    flat = value.replace("\r", "\\r").replace("\n", "\\n")
+    if len(flat) > _MAX_SHOWN:
+        flat = flat[: _MAX_SHOWN - 1] + "…"
+    return f"'{flat}'"
+
+
+def _fail(name: str, value: str, rule: str) -> InputError:
+    return InputError(f"input '{name}': {_shown(value)} {rule}")
+
+
+# ------------------------------------------------------------------------------------------------
+# cleaning functions, one per kind of input
+
+
+def clean_text(name: str, value: str) -> str:
+    return value
+
+
+def clean_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices``, compared case-insensitively (``Never`` is ``never``)."""
+    lowered = value.lower()
+    if lowered not in choices:
+        raise _fail(name, value, "is not one of " + ", ".join(choices))
+    return lowered
+
+
+def clean_bool(name: str, value: str) -> bool:
+    """``true`` or ``false`` in any case, as in the YAML 1.2 core schema the runner uses."""
+    lowered = value.lower()
+    if lowered not in ("true", "false"):
+        raise _fail(name, value, "is not one of true, false")
+    return lowered == "true"
+
+
+def _bounds(
+    minimum: float | None,
+    maximum: float | None,
+    *,
+    exclusive_minimum: bool = False,
+    exclusive_maximum: bool = False,
+) -> str:
+    parts = []
+    if minimum is not None:
+        parts.append(f"{'>' if exclusive_minimum else '≥'} {minimum:g}")
+    if maximum is not None:
+        parts.append(f"{'<' if exclusive_maximum else '≤'} {maximum:g}")
+    return " and ".join(parts)
+
+
+def clean_int(
+    name: str, value: str, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    bounds = _bounds(minimum, maximum)
+    rule = "must be an integer" + (f" {bounds}" if bounds else "")
+    try:
+        number = int(value)
+    except ValueError:
+        raise _fail(name, value, rule) from None
+    if (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
+        raise _fail(name, value, rule)
+    return number
+
+
+def clean_float(
+    name: str,
+    value: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: bool = False,
+    exclusive_maximum: bool = False,
+) -> float:
+    bounds = _bounds(
+        minimum,
+        maximum,
+        exclusive_minimum=exclusive_minimum,
+        exclusive_maximum=exclusive_maximum,
+    )
+    rule = "must be a number" + (f" {bounds}" if bounds else "")
+    try:
+        number = float(value)
+    except ValueError:
+        raise _fail(name, value, rule) from None
+    # float() accepts "nan" and "inf"; neither is a usable threshold or timeout.
+    if not math.isfinite(number):
+        raise _fail(name, value, rule)
+    if minimum is not None and (number <= minimum if exclusive_minimum else number < minimum):
+        raise _fail(name, value, rule)
+    if maximum is not None and (number >= maximum if exclusive_maximum else number > maximum):
+        raise _fail(name, value, rule)
+    return number
+
+
+def clean_lines(name: str, value: str) -> list[str]:
+    """One entry a line; blank lines dropped (paths may contain commas)."""
+    return [line.strip() for line in value.splitlines() if line.strip()]
+
+
+def clean_list(name: str, value: str) -> list[str]:
+    """Entries separated by commas or newlines; blanks dropped."""
+    return [item.strip() for item in re.split(r"[,\r\n]", value) if item.strip()]
+
+
+_COMMENT_ID_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+def clean_identifier(name: str, value: str) -> str:
+    """A short name that is safe inside the comment's hidden HTML marker (no ``-->``)."""
+    if not _COMMENT_ID_RE.fullmatch(value):
+        raise _fail(name, value, "must be 1 to 64 letters, digits, '.', '_' or '-'")
+    return value
+
+
+# The rules of `git check-ref-format --branch` that matter for a name passed to git commands
+# (a leading '-' would be read as an option).
+_BAD_BRANCH_RE = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|^[-/.]|/\.|[/.]$|\.lock$|^@$")
+
+
+def clean_branch(name: str, value: str) -> str:
+    if _BAD_BRANCH_RE.search(value):
+        raise _fail(
+            name,
+            value,
+            "is not a valid git branch name (no spaces, '..', '~^:?*[\\', '@{', leading '-' or"
+            " '.', trailing '/', '.' or '.lock')",
+        )
+    return value
+
+
+# ------------------------------------------------------------------------------------------------
+# the runner's environment
+
+
+@dataclass(frozen=True)
+class GitHubEnv:
+    """The ``GITHUB_*`` variables the runner gives the container (empty outside a runner)."""
+
+    event_name: str = ""
+    event_path: Path | None = None
+    repository: str = ""
+    """``owner/name``."""
+    sha: str = ""
+    ref: str = ""
+    """Full ref, e.g. ``refs/heads/main`` or ``refs/pull/7/merge``."""
+    head_ref: str = ""
+    """Only for pull-request events: the head branch."""
+    base_ref: str = ""
+    """Only for pull-request events: the base branch."""
+    api_url: str = DEFAULT_API_URL
+    server_url: str = DEFAULT_SERVER_URL
+    workspace: Path | None = None
+    output_path: Path | None = None
+    summary_path: Path | None = None
+    run_id: str = ""
+    run_attempt: str = ""
+    job: str = ""
+    workflow: str = ""
+    actor: str = ""
+
+    @classmethod
+    def from_environ(cls, env: Mapping[str, str]) -> GitHubEnv:
+        def text(key: str, default: str = "") -> str:
+            return env.get(key, "").strip() or default
+
+        def path(key: str) -> Path | None:
+            value = text(key)
+            return Path(value) if value else None
+
+        return cls(
+            event_name=text("GITHUB_EVENT_NAME"),
+            event_path=path("GITHUB_EVENT_PATH"),
+            repository=text("GITHUB_REPOSITORY"),
+            sha=text("GITHUB_SHA"),
+            ref=text("GITHUB_REF"),
+            head_ref=text("GITHUB_HEAD_REF"),
+            base_ref=text("GITHUB_BASE_REF"),
+            # A trailing slash would double up when paths are appended.
+            api_url=text("GITHUB_API_URL", DEFAULT_API_URL).rstrip("/"),
+            server_url=text("GITHUB_SERVER_URL", DEFAULT_SERVER_URL).rstrip("/"),
+            workspace=path("GITHUB_WORKSPACE"),
+            output_path=path("GITHUB_OUTPUT"),
+            summary_path=path("GITHUB_STEP_SUMMARY"),
+            run_id=text("GITHUB_RUN_ID"),
+            run_attempt=text("GITHUB_RUN_ATTEMPT"),
+            job=text("GITHUB_JOB"),
+            workflow=text("GITHUB_WORKFLOW"),
+            actor=text("GITHUB_ACTOR"),
+        )
+
+    @property
+    def ref_branch(self) -> str | None:
+        """The branch of ``ref`` (``refs/heads/x`` → ``x``); None for tags and PR merge refs."""
+        if self.ref.startswith("refs/heads/"):
+            return self.ref.removeprefix("refs/heads/") or None
+        return None
+
+    @property
+    def run_url(self) -> str | None:
+        """The link to this workflow run, when the runner said which run it is."""
+        if not (self.repository and self.run_id):
+            return None
+        return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
+
+
+# ------------------------------------------------------------------------------------------------
+# the inputs
+
+
+def _input(name: str, clean: Cleaner) -> dict[str, Any]:
+    """The metadata that makes a Settings field the action input ``name``."""
+    return {_INPUT: name, _CLEAN: clean}
+
+
+def _choice(choices: tuple[str, ...]) -> Cleaner:
+    return partial(clean_choice, choices=choices)
+
+
+# Scores, shares and thresholds live in [0, 1]; a significance level strictly inside it.
+_UNIT = partial(clean_float, minimum=0.0, maximum=1.0)
+_OPEN_UNIT = partial(
+    clean_float, minimum=0.0, maximum=1.0, exclusive_minimum=True, exclusive_maximum=True
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every input of ``action.yml``, typed and validated, plus the runner's environment."""
+
+    config: list[str] = field(
+        default_factory=lambda: ["canary.yaml"], metadata=_input("config", clean_lines)
+    )
+    models: list[str] = field(default_factory=list, metadata=_input("models", clean_list))
+    # Never logged: excluded from repr (and so from str) and from every error message.
+    github_token: str = field(default="", metadata=_input("github-token", clean_text), repr=False)
+    baseline: BaselineKind = field(
+        default="branch", metadata=_input("baseline", _choice(BASELINE_KINDS))
+    )
+    baseline_branch: str = field(
+        default="promptcanary-baselines", metadata=_input("baseline-branch", clean_branch)
+    )
+    baseline_path: str = field(
+        default=".promptcanary/baselines", metadata=_input("baseline-path", clean_text)
+    )
+    baseline_artifact: str = field(
+        default="promptcanary-baseline", metadata=_input("baseline-artifact", clean_text)
+    )
+    baseline_max_age_days: int = field(
+        default=30, metadata=_input("baseline-max-age-days", partial(clean_int, minimum=0))
+    )
+    """A baseline older than this is reported as stale; 0 turns the warning off."""
+    update_baseline: UpdateBaseline = field(
+        default="auto", metadata=_input("update-baseline", _choice(UPDATE_BASELINE_CHOICES))
+    )
+    fail_on: FailOn = field(
+        default="regression", metadata=_input("fail-on", _choice(FAIL_ON_CHOICES))
+    )
+    regression_threshold: float = field(
+        default=0.05, metadata=_input("regression-threshold", _UNIT)
+    )
+    improvement_threshold: float = field(
+        default=0.05, metadata=_input("improvement-threshold", _UNIT)
+    )
+    samples: int = field(default=1, metadata=_input("samples", partial(clean_int, minimum=1)))
+    alpha: float = field(
+        default=0.05,
+        metadata=_input("alpha", _OPEN_UNIT),
+    )
+    concurrency: int = field(
+        default=8, metadata=_input("concurrency", partial(clean_int, minimum=1))
+    )
+    timeout: float = field(
+        default=60.0,
+        metadata=_input("timeout", partial(clean_float, minimum=0.0, exclusive_minimum=True)),
+    )
+    max_retries: int = field(
+        default=3, metadata=_input("max-retries", partial(clean_int, minimum=0))
+    )
+    max_error_rate: float = field(default=0.2, metadata=_input("max-error-rate", _UNIT))
+    temperature: float | None = field(
+        default=None, metadata=_input("temperature", partial(clean_float, minimum=0.0))
+    )
+    max_tokens: int | None = field(
+        default=None, metadata=_input("max-tokens", partial(clean_int, minimum=1))
+    )
+    seed: int | None = field(default=None, metadata=_input("seed", clean_int))
+    comment: CommentMode = field(
+        default="update", metadata=_input("comment", _choice(COMMENT_CHOICES))
+    )
+    comment_id: str = field(default="default", metadata=_input("comment-id", clean_identifier))
+    check_run: bool = field(default=True, metadata=_input("check-run", clean_bool))
+    check_name: str = field(default="PromptCanary", metadata=_input("check-name", clean_text))
+    issue_on_drift: bool = field(default=False, metadata=_input("issue-on-drift", clean_bool))
+    probe_modules: list[str] = field(
+        default_factory=list, metadata=_input("probe-modules", clean_lines)
+    )
+    working_directory: str = field(default=".", metadata=_input("working-directory", clean_text))
+    report_dir: str = field(
+        default="promptcanary-report", metadata=_input("report-dir", clean_text)
+    )
+    mode: Mode = field(default="run", metadata=_input("mode", _choice(MODE_CHOICES)))
+
+    github: GitHubEnv = field(default_factory=GitHubEnv)
+
+    @classmethod
+    def from_environ(cls, env: Mapping[str, str]) -> Settings:
+        """Read ``INPUT_<NAME>`` (hyphens kept, or as underscores) and ``GITHUB_*`` from ``env``.
+
+        An empty or absent input takes its default; unknown ``INPUT_*`` variables are ignored.
+        Raises :class:`InputError` for the first invalid value.
+        """
+        values: dict[str, Any] = {}
+        for spec in fields(cls):
+            name = spec.metadata.get(_INPUT)
+            if name is None:
+                continue
+            raw = _read_input(env, name)
+            if raw:
+                values[spec.name] = spec.metadata[_CLEAN](name, raw)
+        return cls(github=GitHubEnv.from_environ(env), **values)
+
+    @classmethod
+    def input_fields(cls) -> dict[str, str]:
+        """``{input name: field name}`` for every input (``"fail-on": "fail_on"``)."""
+        return {spec.metadata[_INPUT]: spec.name for spec in fields(cls) if _INPUT in spec.metadata}
+
+
+def input_env_names(name: str) -> tuple[str, str]:
+    """The variables an input may arrive in: the runner's spelling first, then underscores."""
+    upper = name.upper()
+    return f"INPUT_{upper}", f"INPUT_{upper.replace('-', '_')}"
+
+
+def _read_input(env: Mapping[str, str], name: str) -> str:
+    for key in input_env_names(name):
+        value = env.get(key, "").strip()
+        if value:
+            return value
+    return ""
