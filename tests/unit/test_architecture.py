@@ -1,0 +1,186 @@
+"""Dependency rules of DESIGN §2, checked on the source: the engine knows nothing of GitHub,
+LiteLLM is imported in one module and only lazily, PyGithub in one module of the action.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ENGINE = ROOT / "promptcanary"
+ACTION = ROOT / "promptcanary_action"
+LITELLM_MODULE = ENGINE / "providers" / "litellm.py"
+PYGITHUB_MODULE = ACTION / "github.py"
+GITHUB_PACKAGES = {"github", "github3", "ghapi", "promptcanary_action"}
+_DYNAMIC_IMPORTERS = {"import_module", "__import__"}
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str
+    line: int
+    in_function: bool
+    type_checking_only: bool
+
+    @property
+    def top(self) -> str:
+        return self.module.split(".")[0]
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(source: str) -> list[Import]:
+    """Every absolute import in ``source``, including ``importlib.import_module("literal")``."""
+    found: list[Import] = []
+
+    def visit(node: ast.AST, in_function: bool, type_checking: bool) -> None:
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [node.module]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            first = node.args[0] if node.args else None
+            literal = first.value if isinstance(first, ast.Constant) else None
+            if name in _DYNAMIC_IMPORTERS and isinstance(literal, str):
+                modules = [literal]
+        line = getattr(node, "lineno", 0)
+        found.extend(Import(m, line, in_function, type_checking) for m in modules)
+        inner_function = in_function or isinstance(
+            node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+        )
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                visit(child, inner_function, True)
+            for child in node.orelse:
+                visit(child, inner_function, type_checking)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner_function, type_checking)
+
+    visit(ast.parse(source), False, False)
+    return found
+
+
+def python_files(package: Path) -> list[Path]:
+    return sorted(p for p in package.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _where(path: Path, imp: Import) -> str:
+    return f"{path.relative_to(ROOT)}:{imp.line} imports {imp.module}"
+
+
+# ── the checker itself (so the rules below cannot pass vacuously) ────────────
+
+
+def test_checker_sees_every_kind_of_import() -> None:
+    source = (
+        "import os\n"
+        "from typing import TYPE_CHECKING\n"
+        "import litellm.utils\n"
+        "if TYPE_CHECKING:\n"
+        "    from github import Github\n"
+        "def f():\n"
+        "    import litellm\n"
+        "    return importlib.import_module('promptcanary_action.main')\n"
+        "from . import sibling\n"
+    )
+    found = {(i.module, i.in_function, i.type_checking_only) for i in imports_of(source)}
+    assert found == {
+        ("os", False, False),
+        ("typing", False, False),
+        ("litellm.utils", False, False),
+        ("github", False, True),
+        ("litellm", True, False),
+        ("promptcanary_action.main", True, False),
+    }
+
+
+def test_the_rules_see_the_packages() -> None:
+    engine_files = python_files(ENGINE)
+    assert ENGINE / "core" / "models.py" in engine_files
+    assert LITELLM_MODULE in engine_files
+
+
+# ── the rules ────────────────────────────────────────────────────────────────
+
+
+def test_engine_imports_nothing_github_related() -> None:
+    offenders = [
+        _where(path, imp)
+        for path in python_files(ENGINE)
+        for imp in imports_of(path.read_text())
+        if imp.top in GITHUB_PACKAGES
+    ]
+    assert offenders == [], "the engine must not know about GitHub:\n" + "\n".join(offenders)
+
+
+def test_litellm_only_in_its_provider_module() -> None:
+    offenders = [
+        _where(path, imp)
+        for path in python_files(ENGINE) + python_files(ACTION)
+        if path != LITELLM_MODULE
+        for imp in imports_of(path.read_text())
+        if imp.top == "litellm"
+    ]
+    assert offenders == [], "import LiteLLM through promptcanary.providers.litellm:\n" + "\n".join(
+        offenders
+    )
+
+
+def test_litellm_is_imported_lazily() -> None:
+    # A module-level import would cost seconds on every `import promptcanary`; TYPE_CHECKING
+    # blocks never run, so they are allowed.
+    litellm_imports = [i for i in imports_of(LITELLM_MODULE.read_text()) if i.top == "litellm"]
+    assert litellm_imports, "the LiteLLM provider does not import litellm at all"
+    eager = [
+        _where(LITELLM_MODULE, i)
+        for i in litellm_imports
+        if not i.in_function and not i.type_checking_only
+    ]
+    assert eager == [], "litellm must be imported inside functions only:\n" + "\n".join(eager)
+
+
+def test_pygithub_only_in_the_action_github_module() -> None:
+    offenders = [
+        _where(path, imp)
+        for path in python_files(ACTION)
+        if path != PYGITHUB_MODULE
+        for imp in imports_of(path.read_text())
+        if imp.top == "github"
+    ]
+    assert offenders == [], "use promptcanary_action.github for GitHub calls:\n" + "\n".join(
+        offenders
+    )
+
+
+def test_importing_the_engine_does_not_load_litellm() -> None:
+    code = (
+        "import sys\n"
+        "import promptcanary, promptcanary.core.suite, promptcanary.core.probes\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'github'))\n"
+        "print(','.join(loaded))\n"
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"imported eagerly: {done.stdout.strip()}"
