@@ -1,0 +1,123 @@
+"""Pure: (event context, settings) → what this run does (DESIGN §4, "What each event does").
+
+Decisions that the table leaves open, and why:
+
+- Pull requests, ``pull_request_target`` and merge groups read the baseline of their **base**
+  branch and never write one: a PR's own run must not become the reference it is judged by, and
+  an unmerged change must not move the base branch's reference either (also under ``always``).
+- A push, schedule or dispatch on a branch other than the default branch compares with the
+  **default branch's** baseline and never promotes, under ``auto`` and ``always`` alike: a side
+  branch must not overwrite the default branch's reference, and keeping one baseline per side
+  branch would leave most side branches with none to compare with. When the default branch is
+  unknown (an unreadable payload) the run's own branch is the baseline ref, so promoting there
+  can only ever touch that branch's baseline.
+- Other events (``release``, ``workflow_run`` in ``run`` mode, ...) compare with the default
+  branch's baseline and never promote or comment.
+- ``issue-on-drift`` applies to schedule and dispatch, and to pushes on the default branch (the
+  event list of DESIGN §4; the input table names only the first two).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from promptcanary_action.context import EventContext
+from promptcanary_action.settings import Settings
+
+Promotion = Literal["never", "if_clean", "always"]
+
+BASELINE_EVENTS = frozenset({"push", "schedule", "workflow_dispatch"})
+ISSUE_EVENTS = frozenset({"schedule", "workflow_dispatch"})
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What this step does; main() follows it without re-deciding."""
+
+    compare: bool
+    """Read a baseline and compare with it (False for ``baseline: none`` or post-comment mode)."""
+    comment: bool
+    """Post or update the pull-request comment (PR events with a known number only)."""
+    check_run: bool
+    baseline_ref: str
+    """The branch whose baseline is read ("" when nothing says which: then compare is False)."""
+    may_create_baseline: bool
+    """With no baseline yet, this run may become it (``baseline-status: created``)."""
+    promotion: Promotion
+    """``if_clean``: promote when the run has no regression and no errors."""
+    issue_on_drift: bool
+    is_pull_request: bool
+    notes: tuple[str, ...] = ()
+    """Why something the user may expect does not happen (for the log and the reports)."""
+
+
+def decide(ctx: EventContext, settings: Settings) -> Activity:
+    if settings.mode == "post-comment":
+        return Activity(
+            compare=False,
+            comment=settings.comment != "off",
+            check_run=False,
+            baseline_ref="",
+            may_create_baseline=False,
+            promotion="never",
+            issue_on_drift=False,
+            is_pull_request=ctx.is_pull_request,
+        )
+
+    notes: list[str] = []
+    pr_like = ctx.is_pull_request or ctx.is_merge_group
+    promotion: Promotion = "never"
+    if pr_like:
+        baseline_ref = ctx.base_ref or ctx.default_branch or ""
+        if settings.update_baseline == "always":
+            notes.append(
+                "update-baseline: always does not apply to pull requests and merge groups:"
+                " their runs never become the base branch's baseline"
+            )
+    elif ctx.event_name in BASELINE_EVENTS:
+        on_own_baseline = ctx.ref_name is not None and (
+            ctx.default_branch is None or ctx.ref_name == ctx.default_branch
+        )
+        if on_own_baseline:
+            baseline_ref = ctx.ref_name or ""
+            promotion = _promotion(settings)
+        else:
+            baseline_ref = ctx.default_branch or ""
+            if settings.update_baseline != "never":
+                where = f"branch '{ctx.ref_name}'" if ctx.ref_name else "this ref"
+                notes.append(
+                    f"the baseline is not updated from {where}: only runs on the default"
+                    f" branch '{ctx.default_branch}' update it"
+                )
+    else:
+        baseline_ref = ctx.default_branch or ctx.ref_name or ""
+
+    compare = settings.baseline != "none" and baseline_ref != ""
+    if settings.baseline != "none" and not baseline_ref:
+        notes.append("cannot tell which branch's baseline to compare with: not comparing")
+    if not compare:
+        promotion = "never"
+
+    issue_event = ctx.event_name in ISSUE_EVENTS or (
+        ctx.event_name == "push" and ctx.is_default_branch
+    )
+    return Activity(
+        compare=compare,
+        comment=pr_like and ctx.pr_number is not None and settings.comment != "off",
+        check_run=settings.check_run,
+        baseline_ref=baseline_ref,
+        may_create_baseline=promotion != "never",
+        promotion=promotion,
+        issue_on_drift=settings.issue_on_drift and compare and issue_event,
+        is_pull_request=ctx.is_pull_request,
+        notes=tuple(notes),
+    )
+
+
+def _promotion(settings: Settings) -> Promotion:
+    if settings.update_baseline == "always":
+        return "always"
+    if settings.update_baseline == "auto":
+        return "if_clean"
+    return "never"
