@@ -300,6 +300,21 @@ def test_rendered_yaml_loads_into_an_equivalent_suite(tmp_path: Path, text: str)
     assert reloaded.defaults == original.defaults
 
 
+def test_a_suite_built_in_python_renders_and_reloads() -> None:
+    prompts = [
+        CanaryPrompt(id="greet", text="Say hi\non two lines", system_prompt="Be terse."),
+        CanaryPrompt(text="List tools", tools=[], metadata={"n": 1}),
+    ]
+    suite = CanarySuite("py", prompts, [_RangeProbe(threshold=0.75, label="x")], tags=["t"])
+
+    reloaded = suite_from_text(suite.to_yaml_template())
+
+    assert [p.id for p in reloaded.prompts] == ["greet", prompts[1].id]
+    assert [b.key for b in reloaded.bindings] == [b.key for b in suite.bindings]
+    assert reloaded.suite_hash == suite.suite_hash
+    assert reloaded.bindings[0].probe.params() == {"threshold": 0.75, "label": "x"}
+
+
 def test_template_has_the_spec_keys() -> None:
     suite = suite_from_text(SPEC_EXAMPLE)
     template = suite.to_yaml_template()
