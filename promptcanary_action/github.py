@@ -1,0 +1,522 @@
+"""The action's GitHub REST client: the only module that imports PyGithub.
+
+Every call goes through `GitHubClient._call`, which retries what GitHub says is worth retrying
+(5xx, a dropped connection, a secondary rate limit — waiting at least `Retry-After` seconds, as
+GitHub asks) and turns every other failure into one of our domain errors, whose messages say what
+to change in the workflow. PyGithub's own urllib3 retries are switched off (`retry=None`) so there
+is exactly one retry policy, and its sleep is injectable for tests.
+
+The workflow token cannot call `GET /user`, so the action finds its own comment and issue by a
+hidden marker in the body and by the author being a Bot, never by asking who it is.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol, TypeVar
+
+import github
+import requests
+from github import Auth, GithubException
+
+T = TypeVar("T")
+
+MAX_COMMENT_CHARS = 65_536
+MAX_OUTPUT_CHARS = 65_535
+ANNOTATIONS_PER_REQUEST = 50
+MAX_ANNOTATION_TITLE = 255
+MAX_ANNOTATION_TEXT = 65_535
+SECONDARY_RATE_WAIT = 60.0  # GitHub: without Retry-After, wait at least a minute
+API_VERSION = "2022-11-28"
+ISSUE_LABEL = "promptcanary"
+
+FORK_HINT = (
+    " On a pull request from a fork the token is read-only whatever the workflow asks for: the "
+    "comment is saved in the `comment-file` output; upload it as an artifact and post it from a "
+    "workflow triggered by `workflow_run` that runs this action with `mode: post-comment`."
+)
+_HINTS = {
+    "pull-requests: write": FORK_HINT,
+    "checks: write": (
+        " On a pull request from a fork the token is read-only: the report is in the job summary."
+    ),
+}
+
+
+class GitHubError(Exception):
+    """A GitHub API call failed; the message says what was tried and what GitHub answered."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class GitHubPermissionError(GitHubError):
+    """403: the token lacks a permission; the message names the `permissions:` entry needed."""
+
+    def __init__(self, operation: str, permission: str, *, detail: str = "") -> None:
+        message = (
+            f"GitHub refused to {operation} (403): the workflow needs `permissions: {permission}`."
+        )
+        if detail:
+            message += f" GitHub said: {detail}."
+        message += _HINTS.get(permission, "")
+        super().__init__(message, status=403)
+        self.operation = operation
+        self.permission = permission
+
+
+class GitHubNotFoundError(GitHubError):
+    """404 (or 410 for an expired artifact): the message says what was not found."""
+
+
+class GitHubRateLimitError(GitHubError):
+    """The API rate limit is exhausted, or GitHub asked us to wait longer than we are willing to."""
+
+
+class AnnotationLike(Protocol):
+    """What a check-run annotation needs (`promptcanary_action.annotations.Annotation` fits)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def annotation_level(self) -> str: ...
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def raw_details(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class ArtifactInfo:
+    id: int
+    name: str
+    expired: bool
+    created_at: datetime | None
+    head_branch: str | None
+    workflow_run_id: int | None
+
+
+@dataclass(frozen=True)
+class _Op:
+    """One API operation as a user would name it, for error messages."""
+
+    action: str  # "create the PR comment"
+    permission: str  # "pull-requests: write"
+    target: str  # "pull request #7 in octo-org/octo-repo" (what a 404 did not find)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """A failed request, whatever the library that made it. status None: no HTTP answer."""
+
+    status: int | None
+    message: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    errors: tuple[str, ...] = ()
+
+    def header(self, name: str) -> str | None:
+        return next((v for k, v in self.headers.items() if k.lower() == name), None)
+
+    @property
+    def is_secondary_rate_limit(self) -> bool:
+        text = self.message.lower()
+        return self.status == 429 or (
+            self.status == 403
+            and ("secondary rate limit" in text or self.header("retry-after") is not None)
+        )
+
+    @property
+    def is_primary_rate_limit(self) -> bool:
+        text = self.message.lower()
+        exhausted = self.header("x-ratelimit-remaining") == "0" or text.startswith(
+            "api rate limit exceeded"
+        )
+        return self.status in (403, 429) and exhausted and "secondary" not in text
+
+
+class _HttpFailure(Exception):
+    """Raised by our own `requests` calls so that `_call` treats them like PyGithub's errors."""
+
+    def __init__(self, failure: _Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+class GitHubClient:
+    """Comments, check runs, issues and artifacts of one repository, with one retry policy."""
+
+    def __init__(
+        self,
+        token: str,
+        repository: str,
+        api_url: str,
+        *,
+        per_page: int = 100,
+        retry_sleep: Callable[[float], None] = time.sleep,
+        max_retries: int = 3,
+        retry_backoff: float = 1.0,
+        max_retry_wait: float = 300.0,
+        timeout: float = 30.0,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._token = token
+        self.repository = repository
+        self.api_url = api_url.rstrip("/")
+        self._sleep = retry_sleep
+        self._max_retries = max_retries
+        self._backoff = retry_backoff
+        self._max_wait = max_retry_wait
+        self._timeout = timeout
+        self._clock = clock
+        # lazy=True: objects built from a URL make no request until an unset attribute is read,
+        # so the repository, a PR's issue and a check run cost no GET of their own.
+        self._gh = github.Github(
+            auth=Auth.Token(token),
+            base_url=self.api_url,
+            per_page=per_page,
+            timeout=int(timeout),
+            retry=None,
+            lazy=True,
+            # The action makes a handful of writes; secondary limits are handled by `_call`.
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+        )
+        self._repo_obj: Any = None
+        self._check_runs: dict[int, Any] = {}
+
+    def __repr__(self) -> str:  # never show the token
+        return f"GitHubClient(repository={self.repository!r}, api_url={self.api_url!r})"
+
+    @property
+    def _repo(self) -> Any:
+        if self._repo_obj is None:
+            self._repo_obj = self._gh.get_repo(self.repository)
+        return self._repo_obj
+
+    # -- sticky PR comment ---------------------------------------------------------------------
+    def upsert_comment(
+        self, pr_number: int, body: str, marker: str, *, mode: Literal["update", "new"] = "update"
+    ) -> str:
+        """Edit the action's comment carrying `marker` (or create it); returns its html_url."""
+        body = _with_marker(body, marker, MAX_COMMENT_CHARS)
+        target = f"pull request #{pr_number} in {self.repository}"
+        issue = self._repo.get_issue(pr_number)
+        if mode == "update":
+            listing = _Op("list the PR comments", "pull-requests: write", target)
+            own = self._call(listing, lambda: _first_own(issue.get_comments(), marker))
+            if own is not None:
+                editing = _Op("update the PR comment", "pull-requests: write", target)
+                self._call(editing, lambda: own.edit(body))
+                return str(own.html_url)
+        creating = _Op("create the PR comment", "pull-requests: write", target)
+        return str(self._call(creating, lambda: issue.create_comment(body)).html_url)
+
+    # -- check runs ----------------------------------------------------------------------------
+    def create_check_run(self, name: str, head_sha: str) -> int:
+        op = _Op("create the check run", "checks: write", f"commit {head_sha[:12]}")
+        started = self._clock()
+        run = self._call(
+            op,
+            lambda: self._repo.create_check_run(
+                name=name, head_sha=head_sha, status="in_progress", started_at=started
+            ),
+        )
+        self._check_runs[int(run.id)] = run
+        return int(run.id)
+
+    def complete_check_run(
+        self,
+        check_run_id: int,
+        *,
+        conclusion: str,
+        title: str,
+        summary: str,
+        text: str = "",
+        annotations: Sequence[AnnotationLike] = (),
+    ) -> str:
+        """Send annotations in batches (GitHub appends them), the last with the conclusion.
+
+        Returns the check run's html_url.
+        """
+        op = _Op("update the check run", "checks: write", f"check run {check_run_id}")
+        run = self._check_runs.get(check_run_id) or self._repo.get_check_run(check_run_id)
+        output: dict[str, Any] = {
+            "title": _cap(title, MAX_ANNOTATION_TITLE),
+            "summary": _cap(summary, MAX_OUTPUT_CHARS),
+        }
+        if text:
+            output["text"] = _cap(text, MAX_OUTPUT_CHARS)
+        batches = _batches([_annotation_json(a) for a in annotations], ANNOTATIONS_PER_REQUEST)
+        for batch in batches[:-1]:
+            self._call(op, _bound(run.edit, output={**output, "annotations": batch}))
+        last = batches[-1]
+        final_output = {**output, "annotations": last} if last else output
+        completed = self._clock()
+        self._call(
+            op,
+            lambda: run.edit(
+                status="completed",
+                conclusion=conclusion,
+                completed_at=completed,
+                output=final_output,
+            ),
+        )
+        return str(run.html_url)
+
+    # -- drift issues --------------------------------------------------------------------------
+    def upsert_drift_issue(self, marker: str, title: str, body: str) -> str:
+        """Update the open issue carrying `marker`, or open one; returns its html_url."""
+        body = _with_marker(body, marker, MAX_COMMENT_CHARS)
+        issue = self._find_drift_issue(marker)
+        target = f"the drift issue in {self.repository}"
+        if issue is not None:
+            editing = _Op("update the drift issue", "issues: write", target)
+            self._call(editing, lambda: issue.edit(title=title, body=body))
+            return str(issue.html_url)
+        creating = _Op("open the drift issue", "issues: write", self.repository)
+        created = self._call(
+            creating, lambda: self._repo.create_issue(title=title, body=body, labels=[ISSUE_LABEL])
+        )
+        return str(created.html_url)
+
+    def close_drift_issue(self, marker: str, comment: str) -> bool:
+        """Comment on and close the open issue carrying `marker`; False when there is none."""
+        issue = self._find_drift_issue(marker)
+        if issue is None:
+            return False
+        op = _Op("close the drift issue", "issues: write", f"issue #{issue.number}")
+        self._call(op, lambda: issue.create_comment(comment))
+        self._call(op, lambda: issue.edit(state="closed", state_reason="completed"))
+        return True
+
+    def _find_drift_issue(self, marker: str) -> Any:
+        # Scan every open issue rather than filter by label: a label can be removed by a person
+        # or dropped by GitHub for a token without push access, the marker cannot.
+        op = _Op("list the open issues", "issues: write", self.repository)
+        return self._call(op, lambda: _first_own(self._repo.get_issues(state="open"), marker))
+
+    # -- artifacts and workflow runs -----------------------------------------------------------
+    def list_artifacts(self, name: str) -> list[ArtifactInfo]:
+        """Every artifact called `name` (expired ones included, flagged), newest first."""
+        op = _Op(f"list the artifacts named {name!r}", "actions: read", self.repository)
+        found = self._call(op, lambda: [_artifact_info(a) for a in self._repo.get_artifacts(name)])
+        epoch = datetime.min.replace(tzinfo=UTC)
+        return sorted(found, key=lambda a: (a.created_at or epoch, a.id), reverse=True)
+
+    def download_artifact(self, artifact_id: int) -> bytes:
+        """The artifact's zip archive.
+
+        GitHub answers with a 302 to blob storage, which must be fetched without our
+        Authorization header; requests drops it when the redirect changes host.
+        """
+        op = _Op("download the artifact", "actions: read", f"artifact {artifact_id}")
+        url = f"{self.api_url}/repos/{self.repository}/actions/artifacts/{artifact_id}/zip"
+        return self._call(op, lambda: self._get_bytes(url))
+
+    def workflow_run_conclusion(self, run_id: int) -> str | None:
+        """The run's conclusion ("success", "failure", …), None while it is still running."""
+        op = _Op("read the workflow run", "actions: read", f"workflow run {run_id}")
+        return self._call(op, lambda: self._repo.get_workflow_run(run_id).conclusion)
+
+    def _get_bytes(self, url: str) -> bytes:
+        headers = {
+            "Authorization": f"Bearer {self._token}",
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": API_VERSION,
+            "User-Agent": "promptcanary-action",
+        }
+        response = requests.get(url, headers=headers, timeout=self._timeout, allow_redirects=True)
+        if response.status_code >= 400:
+            raise _HttpFailure(_failure_from_response(response))
+        return response.content
+
+    # -- the one retry policy and error mapping ------------------------------------------------
+    def _call(self, op: _Op, fn: Callable[[], T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                return fn()
+            except GithubException as exc:
+                failure = _failure_from_github(exc)
+            except _HttpFailure as exc:
+                failure = exc.failure
+            except requests.RequestException as exc:
+                failure = _Failure(None, type(exc).__name__)
+            delay = self._retry_delay(failure, attempt)
+            if delay is None or attempt >= self._max_retries:
+                raise self._error(op, failure, gave_up=delay is not None) from None
+            self._sleep(delay)
+            attempt += 1
+
+    def _retry_delay(self, failure: _Failure, attempt: int) -> float | None:
+        """Seconds to wait before retrying, None when retrying cannot help."""
+        retry_after = _seconds(failure.header("retry-after"))
+        if failure.is_primary_rate_limit:
+            return None  # resets within the hour; waiting that long in CI helps nobody
+        if failure.is_secondary_rate_limit:
+            wait = retry_after if retry_after is not None else SECONDARY_RATE_WAIT * 2**attempt
+        elif failure.status is None or failure.status >= 500:
+            wait = max(retry_after or 0.0, self._backoff * 2**attempt)
+        else:
+            return None
+        return wait if wait <= self._max_wait else None
+
+    def _error(self, op: _Op, failure: _Failure, *, gave_up: bool) -> GitHubError:
+        said = self._redact(failure.message)
+        status = failure.status
+        if failure.is_primary_rate_limit:
+            reset = _seconds(failure.header("x-ratelimit-reset"))
+            when = (
+                datetime.fromtimestamp(reset, UTC).strftime(" until %H:%M UTC")
+                if reset is not None
+                else ""
+            )
+            return GitHubRateLimitError(
+                f"GitHub's API rate limit is used up{when}; could not {op.action}.", status=status
+            )
+        if failure.is_secondary_rate_limit:
+            asked = failure.header("retry-after")
+            detail = f" (it asked to wait {asked} s)" if asked else ""
+            return GitHubRateLimitError(
+                f"GitHub's secondary rate limit stopped us from trying to {op.action}{detail}; "
+                "run fewer jobs against the API at once or retry later.",
+                status=status,
+            )
+        if status is None:
+            return GitHubError(f"could not reach GitHub at {self.api_url} to {op.action}: {said}")
+        if status == 401:
+            return GitHubError(
+                f"GitHub rejected the token (401 {said}) when trying to {op.action}: check the "
+                "`github-token` input.",
+                status=401,
+            )
+        if status == 403:
+            return GitHubPermissionError(op.action, op.permission, detail=said)
+        if status in (404, 410):
+            return GitHubNotFoundError(
+                f"GitHub could not find {op.target} ({status} {said}) when trying to "
+                f"{op.action}; for a private repository this can also mean the token lacks "
+                f"`permissions: {op.permission}`.",
+                status=status,
+            )
+        errors = "; ".join(self._redact(e) for e in failure.errors)
+        retried = f" after {self._max_retries + 1} attempts" if gave_up else ""
+        return GitHubError(
+            f"GitHub answered {status}{retried} when trying to {op.action}: {said}"
+            + (f" ({errors})" if errors else ""),
+            status=status,
+        )
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._token, "***") if self._token else text
+
+
+# -- pure helpers ------------------------------------------------------------------------------
+def _first_own(items: Iterable[Any], marker: str) -> Any:
+    """The first item whose body carries `marker` and whose author is a Bot.
+
+    A person's comment that quotes the marker is never taken over: only the action (a Bot
+    account for the workflow token or a GitHub App) writes the comments and issues it edits.
+    Iteration stops at the first match, so pages after it are not fetched.
+    """
+    for item in items:
+        if marker in (item.body or "") and item.user is not None and item.user.type == "Bot":
+            return item
+    return None
+
+
+def _with_marker(body: str, marker: str, limit: int) -> str:
+    """`body` cut to `limit` characters, carrying `marker` so later runs find it."""
+    if marker in body and len(body) <= limit:
+        return body
+    if marker not in body:
+        body = f"{body}\n\n{marker}"
+    if len(body) <= limit:
+        return body
+    without = body.replace(marker, "")
+    return f"{_cap(without, limit - len(marker) - 2)}\n\n{marker}"
+
+
+def _cap(text: str, limit: int) -> str:
+    note = "\n\n… (cut to fit GitHub's size limit)"
+    if len(text) <= limit:
+        return text
+    if limit <= len(note):
+        return text[:limit]
+    return text[: limit - len(note)] + note
+
+
+def _bound(fn: Callable[..., T], **kwargs: Any) -> Callable[[], T]:
+    """`fn` with its arguments fixed now (a lambda in a loop would see the last ones)."""
+    return lambda: fn(**kwargs)
+
+
+def _batches(items: list[T], size: int) -> list[list[T]]:
+    """`items` in chunks of at most `size`; always at least one (possibly empty) chunk."""
+    return [items[i : i + size] for i in range(0, len(items), size)] or [[]]
+
+
+def _annotation_json(a: AnnotationLike) -> dict[str, Any]:
+    start = max(int(a.start_line), 1)
+    data: dict[str, Any] = {
+        "path": a.path,
+        "start_line": start,
+        "end_line": max(int(a.end_line), start),
+        "annotation_level": a.annotation_level,
+        "message": _cap(a.message or "(no message)", MAX_ANNOTATION_TEXT),
+    }
+    if a.title:
+        data["title"] = _cap(a.title, MAX_ANNOTATION_TITLE)
+    if a.raw_details:
+        data["raw_details"] = _cap(a.raw_details, MAX_ANNOTATION_TEXT)
+    return data
+
+
+def _artifact_info(artifact: Any) -> ArtifactInfo:
+    run = artifact.workflow_run
+    return ArtifactInfo(
+        id=int(artifact.id),
+        name=str(artifact.name),
+        expired=bool(artifact.expired),
+        created_at=artifact.created_at,
+        head_branch=run.head_branch if run is not None else None,
+        workflow_run_id=int(run.id) if run is not None else None,
+    )
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _failure_from_github(exc: GithubException) -> _Failure:
+    data = exc.data if isinstance(exc.data, dict) else {}
+    message = str(data.get("message") or exc.message or exc.data or "")
+    errors = tuple(
+        str(e.get("message") or e.get("code") or e) if isinstance(e, dict) else str(e)
+        for e in data.get("errors") or ()
+    )
+    return _Failure(exc.status, message, dict(exc.headers or {}), errors)
+
+
+def _failure_from_response(response: requests.Response) -> _Failure:
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    message = data.get("message") if isinstance(data, dict) else None
+    return _Failure(
+        response.status_code, str(message or response.reason or ""), dict(response.headers)
+    )
