@@ -36,8 +36,22 @@ NUMBERS = [
     ("max-error-rate", "max_error_rate", "0", 0.0, "-0.1", "must be a number ≥ 0 and ≤ 1"),
     ("max-error-rate", "max_error_rate", "1", 1.0, "1.01", "must be a number ≥ 0 and ≤ 1"),
     ("regression-threshold", "regression_threshold", "0", 0.0, "2", "must be a number ≥ 0 and ≤ 1"),
-    ("regression-threshold", "regression_threshold", "0.2", 0.2, "nan", "must be a number ≥ 0 and ≤ 1"),
-    ("improvement-threshold", "improvement_threshold", "1", 1.0, "-1", "must be a number ≥ 0 and ≤ 1"),
+    (
+        "regression-threshold",
+        "regression_threshold",
+        "0.2",
+        0.2,
+        "nan",
+        "must be a number ≥ 0 and ≤ 1",
+    ),
+    (
+        "improvement-threshold",
+        "improvement_threshold",
+        "1",
+        1.0,
+        "-1",
+        "must be a number ≥ 0 and ≤ 1",
+    ),
     ("temperature", "temperature", "0", 0.0, "-0.5", "must be a number ≥ 0"),
     ("temperature", "temperature", "1.3", 1.3, "warm", "must be a number ≥ 0"),
 ]
@@ -115,8 +129,12 @@ def test_the_documented_samples_message() -> None:
 
 
 @pytest.mark.parametrize(("name", "attr"), BOOLS)
-@pytest.mark.parametrize(("raw", "expected"), [("true", True), ("TRUE", True), ("False", False), ("false", False)])
-def test_booleans_are_true_or_false_in_any_case(name: str, attr: str, raw: str, expected: bool) -> None:
+@pytest.mark.parametrize(
+    ("raw", "expected"), [("true", True), ("TRUE", True), ("False", False), ("false", False)]
+)
+def test_booleans_are_true_or_false_in_any_case(
+    name: str, attr: str, raw: str, expected: bool
+) -> None:
     assert getattr(settings_with(name, raw), attr) is expected
 
 
@@ -165,7 +183,9 @@ def test_baseline_branch_accepts_branch_names(value: str) -> None:
     "value", ["-x", "a..b", "with space", "a:b", "end/", "x.lock", "a//b", ".hidden", "a@{1}", "q?"]
 )
 def test_baseline_branch_rejects_names_git_refuses(value: str) -> None:
-    with pytest.raises(InputError, match=r"^input 'baseline-branch': .* is not a valid git branch name"):
+    with pytest.raises(
+        InputError, match=r"^input 'baseline-branch': .* is not a valid git branch name"
+    ):
         settings_with("baseline-branch", value)
 
 
@@ -177,7 +197,9 @@ def test_long_invalid_values_are_shortened_in_the_message() -> None:
 
 def test_text_inputs_are_stripped() -> None:
     settings = Settings.from_environ(
-        env_for(check_name="  Canary (nightly) ", report_dir=" out/report \n", working_directory="sub")
+        env_for(
+            check_name="  Canary (nightly) ", report_dir=" out/report \n", working_directory="sub"
+        )
     )
     assert (settings.check_name, settings.report_dir, settings.working_directory) == (
         "Canary (nightly)",
@@ -194,7 +216,11 @@ def test_underscore_spelling_is_accepted() -> None:
     settings = Settings.from_environ(
         {"INPUT_FAIL_ON": "never", "INPUT_MAX_ERROR_RATE": "0.5", "INPUT_GITHUB_TOKEN": "tok"}
     )
-    assert (settings.fail_on, settings.max_error_rate, settings.github_token) == ("never", 0.5, "tok")
+    assert (settings.fail_on, settings.max_error_rate, settings.github_token) == (
+        "never",
+        0.5,
+        "tok",
+    )
 
 
 def test_the_runner_spelling_wins_over_the_underscore_one() -> None:
