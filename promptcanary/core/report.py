@@ -4,9 +4,8 @@ Markdown has no autoescape in jinja2, so the environment escapes by default inst
 ``finalize`` hook passes every ``{{ … }}`` value that is not :class:`Trusted` through
 :func:`~promptcanary.core.markdown.escape_md`. Filters that build markup from untrusted text
 (``md``, ``cell``, ``html``, ``code``, ``codespan``, ``diff``) escape it themselves and return
-``Trusted``.
-Numbers are formatted by filters (``score``, ``delta``, ``pct``, ``pvalue``) that also return
-``Trusted``. Templates are package data (``<package>/templates/*.j2``).
+``Trusted``. Numbers are formatted by filters (``score``, ``delta``, ``pct``, ``pvalue``) and URLs
+by ``url``; those return ``Trusted`` too. Templates are package data (``<package>/templates/*.j2``).
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from collections.abc import Callable
 from enum import Enum
 from functools import cache
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from jinja2 import PackageLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
@@ -27,6 +27,7 @@ from promptcanary.core.markdown import (
     escape_html,
     escape_md,
     escape_plain,
+    sanitize,
     truncate,
 )
 from promptcanary.core.models import CanaryRunResult, DriftReport
@@ -134,6 +135,16 @@ def _plural(count: int, singular: str, plural: str | None = None) -> Trusted:
     return Trusted(f"{count} {word}")
 
 
+def _url(value: Any) -> Trusted:
+    """An http(s) URL safe inside ``[text](…)``; anything else becomes ``#``."""
+    text = sanitize(str(value))
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return Trusted("#")
+    # Parentheses, spaces and angle brackets would end the link target: percent-encode them.
+    return Trusted(quote(text, safe=":/?#@!$&'*+,;=%-._~"))
+
+
 def _raw(value: Any) -> Trusted:
     """For template-built markup only (never for data): marks a string as already safe."""
     return Trusted(str(value))
@@ -153,6 +164,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "pvalue": _pvalue,
     "ci": _ci,
     "plural": _plural,
+    "url": _url,
     "raw": _raw,
 }
 
