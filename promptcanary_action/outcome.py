@@ -36,6 +36,8 @@ class PairOutcome(BaseModel):
     baseline_run: CanaryRunResult | None = None
     baseline_status: BaselineStatus = BaselineStatus.MISSING
     baseline_location: str | None = None
+    baseline_error: str | None = None
+    """The baseline exists but cannot be read (named file and cause); the step exits 2."""
     notes: list[str] = Field(default_factory=list)
     """Plain-language remarks: re-scoring, stale baseline, promotion skipped and why."""
     prompt_lines: dict[str, int] = Field(default_factory=dict)

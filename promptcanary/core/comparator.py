@@ -153,11 +153,23 @@ def compare(
             continue
         b, c = _side(b_results), _side(c_results)
         if b is None:
-            errored.append(ErroredResult(prompt_id=prompt_id, probe_key=probe_key,
-                                         side="baseline", error=_error_text(b_results)))
+            errored.append(
+                ErroredResult(
+                    prompt_id=prompt_id,
+                    probe_key=probe_key,
+                    side="baseline",
+                    error=_error_text(b_results),
+                )
+            )
         if c is None:
-            errored.append(ErroredResult(prompt_id=prompt_id, probe_key=probe_key,
-                                         side="current", error=_error_text(c_results)))
+            errored.append(
+                ErroredResult(
+                    prompt_id=prompt_id,
+                    probe_key=probe_key,
+                    side="current",
+                    error=_error_text(c_results),
+                )
+            )
         if b is not None and c is not None:
             pairs.append((key, b, c))
 
@@ -200,12 +212,18 @@ def _judge(
             f"{len(mixed)} comparison(s) have repeated samples on one side only; they use the "
             "single-sample threshold rule without a significance test."
         )
-    tests = {i: stats.test_samples(pairs[i][1].scores, pairs[i][1].passes,
-                                   pairs[i][2].scores, pairs[i][2].passes) for i in repeated}
-    adj_worse = dict(zip(repeated, stats.benjamini_hochberg([tests[i].p_worse for i in repeated]),
-                         strict=True))
-    adj_better = dict(zip(repeated, stats.benjamini_hochberg([tests[i].p_better for i in repeated]),
-                          strict=True))
+    tests = {
+        i: stats.test_samples(
+            pairs[i][1].scores, pairs[i][1].passes, pairs[i][2].scores, pairs[i][2].passes
+        )
+        for i in repeated
+    }
+    adj_worse = dict(
+        zip(repeated, stats.benjamini_hochberg([tests[i].p_worse for i in repeated]), strict=True)
+    )
+    adj_better = dict(
+        zip(repeated, stats.benjamini_hochberg([tests[i].p_better for i in repeated]), strict=True)
+    )
 
     comparisons: list[ProbeComparison] = []
     for i, ((prompt_id, probe_key), b, c) in enumerate(pairs):

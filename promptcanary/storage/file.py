@@ -74,7 +74,8 @@ class FileBaselineStore:
             raise FileNotFoundError("No baseline snapshot id given.")
         candidates = sorted(self.directory.glob(f"*_{snapshot_id[:8]}*.json"))
         matches = [
-            (path, snap) for path in candidates
+            (path, snap)
+            for path in candidates
             if (snap := self._load_file(path)).snapshot_id.startswith(snapshot_id)
         ]
         exact = [m for m in matches if m[1].snapshot_id == snapshot_id]

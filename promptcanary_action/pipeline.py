@@ -1,0 +1,252 @@
+"""Run every (suite, model) pair, compare it with its baseline, promote, and judge the gate.
+
+I/O arrives as parameters (provider factory, baseline backend, clock); this module decides what
+to do with their answers. Publishing to GitHub happens later, in :mod:`publish`.
+"""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from promptcanary.core.comparator import compare
+from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftSeverity
+from promptcanary.core.rescore import needs_rescore, rescore
+from promptcanary.core.suite import CanarySuite, ModelSpec
+from promptcanary.providers.base import BaseLLMProvider
+from promptcanary.storage.base import BaselineFileError
+from promptcanary_action.activity import Activity
+from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
+from promptcanary_action.settings import Settings
+
+ProviderFactory = Callable[[str, dict[str, Any], Path], BaseLLMProvider]
+
+
+class UsageError(Exception):
+    """The step's configuration cannot work (no suite file matched, no model): exit 2."""
+
+
+class Backend(Protocol):
+    def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None: ...
+
+    def save(self, snapshot: BaselineSnapshot, *, sha: str, ref: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class LoadedSuite:
+    suite: CanarySuite
+    path: Path
+    repo_path: str
+    """The path relative to the repository root, as check-run annotations need it."""
+
+
+def find_suite_files(patterns: Sequence[str], base_dir: Path) -> list[Path]:
+    """Expand ``config`` entries (paths or globs relative to ``base_dir``), in order, once each."""
+    found: list[Path] = []
+    for pattern in patterns:
+        matches = sorted(glob.glob(pattern, root_dir=base_dir, recursive=True))
+        if not matches:
+            hint = "no file matches this glob" if glob.has_magic(pattern) else "file not found"
+            raise UsageError(
+                f"input 'config': {pattern}: {hint} (relative to 'working-directory', {base_dir})"
+            )
+        for match in matches:
+            path = (base_dir / match).resolve()
+            if path not in found:
+                found.append(path)
+    return found
+
+
+def repo_relative(path: Path, workspace: Path | None) -> str:
+    if workspace is not None:
+        try:
+            return path.resolve().relative_to(workspace.resolve()).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def models_for(suite: LoadedSuite, settings: Settings) -> list[ModelSpec]:
+    if settings.models:
+        return [ModelSpec(model=m) for m in settings.models]
+    if suite.suite.models:
+        return list(suite.suite.models)
+    raise UsageError(
+        f"{suite.path}: no model to run: add `models:` to the suite or set the action's "
+        "`models` input (e.g. `openai/gpt-4o-mini`, or `replay:recordings/run.jsonl` offline)"
+    )
+
+
+def promotion_allowed(policy: str, run: CanaryRunResult, has_regressions: bool) -> tuple[bool, str]:
+    """Whether this run may become the baseline under ``policy``, and why not."""
+    if policy == "always":
+        return True, ""
+    if policy == "never":
+        return False, "update-baseline does not allow it for this event"
+    if has_regressions:
+        return False, "the run has regressions"
+    if run.error_count:
+        return False, f"{run.error_count} response(s) errored"
+    return True, ""
+
+
+def _age_note(snapshot: BaselineSnapshot, now: datetime, max_age_days: int) -> str | None:
+    age = (now - snapshot.created_at).days
+    if max_age_days and age > max_age_days:
+        return (
+            f"The baseline is {age} days old (limit {max_age_days}): drift may have accumulated "
+            "since; consider re-creating it."
+        )
+    return None
+
+
+async def run_pair(
+    loaded: LoadedSuite,
+    spec: ModelSpec,
+    *,
+    settings: Settings,
+    activity: Activity,
+    sha: str,
+    ref: str,
+    provider_factory: ProviderFactory,
+    backend: Backend,
+    now: Callable[[], datetime],
+) -> PairOutcome:
+    """Run one suite on one model, compare with the baseline and promote per ``activity``."""
+    suite = loaded.suite
+    provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
+    baseline: BaselineSnapshot | None = None
+    baseline_error: str | None = None
+    if activity.compare:
+        try:
+            baseline = backend.load(suite.name, spec.model, for_ref=activity.baseline_ref)
+        except BaselineFileError as exc:
+            # Run anyway: the results are reported and written; the step still exits 2.
+            baseline_error = str(exc)
+    run = await suite.arun(
+        provider,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+        seed=settings.seed,
+        samples=settings.samples if settings.samples != 1 else None,
+        concurrency=settings.concurrency,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        git_sha=sha or None,
+        git_ref=ref or None,
+    )
+    notes: list[str] = []
+    drift = None
+    if baseline is not None:
+        if needs_rescore(baseline, suite):
+            baseline, count = rescore(baseline, suite)
+            notes.append(
+                f"Probes changed since the baseline: re-scored {count} stored response(s) with "
+                "the current probes, so probe edits are not reported as model drift."
+            )
+        drift = compare(
+            baseline,
+            run,
+            regression_threshold=settings.regression_threshold,
+            improvement_threshold=settings.improvement_threshold,
+            alpha=settings.alpha,
+        )
+        age = _age_note(baseline, now(), settings.baseline_max_age_days)
+        if age:
+            notes.append(age)
+
+    status = BaselineStatus.FOUND if baseline is not None else BaselineStatus.MISSING
+    location: str | None = None
+    allowed, why_not = promotion_allowed(
+        activity.promotion, run, bool(drift and drift.has_regressions)
+    )
+    may_write = baseline is not None or (activity.may_create_baseline and not baseline_error)
+    if activity.compare and allowed and may_write:
+        snapshot = BaselineSnapshot(suite_name=suite.name, provider=run.provider, run_result=run)
+        location = backend.save(snapshot, sha=sha, ref=activity.baseline_ref)
+        status = BaselineStatus.CREATED if baseline is None else BaselineStatus.UPDATED
+    elif activity.compare and activity.promotion != "never" and why_not:
+        notes.append(f"The baseline was not updated: {why_not}.")
+
+    return PairOutcome(
+        suite_name=suite.name,
+        suite_file=loaded.repo_path,
+        model=spec.model,
+        run=run,
+        drift=drift,
+        baseline_run=baseline.run_result if baseline is not None else None,
+        baseline_status=status,
+        baseline_location=location,
+        baseline_error=baseline_error,
+        notes=notes,
+        prompt_lines=dict(suite.prompt_lines),
+        probe_lines={
+            f"{b.prompt_id}/{b.key}": b.line
+            for b in suite.bindings
+            if b.prompt_id is not None and b.line is not None
+        },
+    )
+
+
+SEVERITY_GATES = {s.value: s for s in DriftSeverity if s is not DriftSeverity.NONE}
+
+
+def gate_failed(pairs: Sequence[PairOutcome], fail_on: str) -> bool:
+    """The merge gate of ``fail-on``: regression, failure, never, or a minimum severity."""
+    if fail_on == "never":
+        return False
+    if fail_on == "regression":
+        return any(p.regression_count for p in pairs)
+    if fail_on == "failure":
+        return any(p.run.failed_probes for p in pairs)
+    threshold = SEVERITY_GATES[fail_on]
+    return any(p.severity.at_least(threshold) for p in pairs)
+
+
+def untrustworthy_pairs(pairs: Sequence[PairOutcome], max_error_rate: float) -> list[PairOutcome]:
+    return [p for p in pairs if p.run.error_rate > max_error_rate]
+
+
+def verdict(pairs: Sequence[PairOutcome], failed: bool, untrusted: bool) -> str:
+    regressions = sum(p.regression_count for p in pairs)
+    drifted = sum(1 for p in pairs if p.regression_count)
+    worst = max((p.severity for p in pairs), key=lambda s: s.rank, default=DriftSeverity.NONE)
+    errors = sum(p.error_count for p in pairs)
+    if untrusted:
+        return (
+            f"⚠️ Untrustworthy run: {errors} response(s) errored, above max-error-rate; "
+            "the results cannot gate the merge"
+        )
+    if regressions:
+        icon = "❌" if failed else "⚠️"
+        return (
+            f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
+            f"(severity {worst.value})"
+        )
+    if failed:
+        return "❌ Probes failed (fail-on: failure)"
+    compared = sum(1 for p in pairs if p.drift is not None)
+    if compared == 0:
+        return f"✅ {len(pairs)} model run(s) completed; no baseline to compare with yet"
+    return f"✅ No drift in {compared} compared model run(s)"
+
+
+def build_outcome(
+    pairs: list[PairOutcome], settings: Settings, *, warnings: list[str], **context: Any
+) -> StepOutcome:
+    untrusted = bool(untrustworthy_pairs(pairs, settings.max_error_rate))
+    failed = gate_failed(pairs, settings.fail_on)
+    return StepOutcome(
+        pairs=pairs,
+        fail_on=settings.fail_on,
+        gate_failed=failed,
+        untrustworthy=untrusted,
+        verdict=verdict(pairs, failed, untrusted),
+        warnings=warnings,
+        comment_id=settings.comment_id,
+        **context,
+    )

@@ -1,0 +1,67 @@
+"""Import the workspace's custom probe modules before suites are loaded.
+
+Each entry is a Python file (``probes/my_probes.py``) or a dotted module (``myproject.probes``).
+Importing registers every ``BaseProbe`` subclass and ``@probe`` function the module defines.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+
+
+class ProbeModuleError(Exception):
+    """A custom probe module could not be imported; names the file and the cause."""
+
+
+def _import_file(path: Path) -> ModuleType:
+    name = f"promptcanary_user_probes.{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ProbeModuleError(f"{path}: not a Python file that can be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _where(exc: BaseException, path: Path | None) -> str:
+    """The innermost frame in the user's file, so the message points at their line."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if path is not None:
+        own = [f for f in frames if Path(f.filename).resolve() == path.resolve()]
+        if own:
+            return f"{path}:{own[-1].lineno}"
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename}:{exc.lineno}"
+    return str(path) if path is not None else ""
+
+
+def import_probe_modules(entries: list[str], *, base_dir: Path) -> list[ModuleType]:
+    """Import every entry; the first failure raises :class:`ProbeModuleError`."""
+    modules: list[ModuleType] = []
+    if str(base_dir) not in sys.path:
+        sys.path.insert(0, str(base_dir))  # so workspace packages and sibling imports resolve
+    for entry in entries:
+        looks_like_file = entry.endswith(".py") or "/" in entry
+        path = (base_dir / entry) if looks_like_file else None
+        if path is not None and not path.is_file():
+            raise ProbeModuleError(
+                f"input 'probe-modules': {entry}: no such file (paths are relative to "
+                f"'working-directory', here {base_dir})"
+            )
+        try:
+            modules.append(_import_file(path) if path else importlib.import_module(entry))
+        except ProbeModuleError:
+            raise
+        except Exception as exc:  # user code may raise anything at import time
+            where = _where(exc, path) or entry
+            raise ProbeModuleError(
+                f"{where}: importing custom probe module {entry!r} failed: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+    return modules

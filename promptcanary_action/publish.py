@@ -1,0 +1,220 @@
+"""Publishing to GitHub: the check run, the sticky comment, drift issues, post-comment mode.
+
+Every GitHub failure here becomes a warning that says what permission or step is missing: the
+results are already in the report folder, the outputs and the job summary when this runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from promptcanary.core.models import slugify
+from promptcanary_action.activity import Activity
+from promptcanary_action.annotations import Annotation, build_annotations
+from promptcanary_action.context import EventContext
+from promptcanary_action.github import GitHubClient, GitHubError, GitHubPermissionError
+from promptcanary_action.outcome import PairOutcome, StepOutcome
+from promptcanary_action.render import check_run_output, comment_marker, render_issue
+from promptcanary_action.settings import Settings
+from promptcanary_action.workflow import Workflow
+
+_PR_MARKER_RE = re.compile(r"<!-- promptcanary-action:pr=(\d+) -->")
+
+
+class GitHubPort(Protocol):
+    """What publishing needs from GitHub (implemented by :class:`GitHubClient`)."""
+
+    def upsert_comment(self, pr_number: int, body: str, marker: str, *, mode: str = ...) -> str: ...
+
+    def create_check_run(self, name: str, head_sha: str) -> int: ...
+
+    def complete_check_run(
+        self,
+        check_run_id: int,
+        *,
+        conclusion: str,
+        title: str,
+        summary: str,
+        text: str = ...,
+        annotations: Sequence[Annotation] = ...,
+    ) -> str: ...
+
+    def upsert_drift_issue(self, marker: str, title: str, body: str) -> str: ...
+
+    def close_drift_issue(self, marker: str, comment: str) -> bool: ...
+
+    def pull_head_sha(self, pr_number: int) -> str: ...
+
+
+class PostCommentError(Exception):
+    """post-comment mode cannot post the file it was given (exit 2)."""
+
+
+def make_github(settings: Settings) -> GitHubClient | None:
+    if not settings.github_token or not settings.github.repository:
+        return None
+    return GitHubClient(settings.github_token, settings.github.repository, settings.github.api_url)
+
+
+def pr_marker(marker: str, pr_number: int | None) -> str:
+    """The hidden marker, plus the PR number so that post-comment mode knows where to post."""
+    return marker if pr_number is None else f"{marker}\n<!-- promptcanary-action:pr={pr_number} -->"
+
+
+def _warn(workflow: Workflow, exc: GitHubError, *, fork: bool = False) -> None:
+    message = str(exc)
+    if fork and isinstance(exc, GitHubPermissionError):
+        message += (
+            " This pull request comes from a fork, whose token is read-only: the comment is in"
+            " the `comment-file` output and the job summary. Upload it as an artifact and post it"
+            " from a `workflow_run` workflow with `mode: post-comment` (see the README)."
+        )
+    workflow.warning(message, title="PromptCanary could not publish to GitHub")
+
+
+def start_check_run(
+    settings: Settings,
+    activity: Activity,
+    ctx: EventContext,
+    github: GitHubPort | None,
+    workflow: Workflow,
+) -> int | None:
+    sha = ctx.head_sha or ctx.sha
+    if not activity.check_run or github is None or not sha:
+        return None
+    try:
+        return github.create_check_run(settings.check_name, sha)
+    except GitHubError as exc:
+        _warn(workflow, exc, fork=ctx.is_fork)
+        return None
+
+
+def conclusion(outcome: StepOutcome) -> str:
+    if outcome.gate_failed or outcome.untrustworthy:
+        return "failure"
+    return "neutral" if outcome.drift_detected else "success"
+
+
+def issue_marker(pair: PairOutcome) -> str:
+    suite, model = slugify(pair.suite_name, 60), slugify(pair.model, 60)
+    return f"<!-- promptcanary-action:issue={suite}/{model} -->"
+
+
+def publish(
+    outcome: StepOutcome,
+    *,
+    settings: Settings,
+    activity: Activity,
+    ctx: EventContext,
+    github: GitHubPort | None,
+    workflow: Workflow,
+    comment: str,
+    marker: str,
+    check_run: int | None,
+) -> None:
+    """Comment, check run and issues; each failure is a warning, never an exception."""
+    if github is None:
+        if activity.comment or check_run is not None:
+            workflow.warning(
+                "No GitHub token or repository: nothing was posted to GitHub. The report is in "
+                "the report folder, the outputs and the job summary.",
+                title="PromptCanary",
+            )
+        return
+    if activity.comment and ctx.pr_number is not None:
+        try:
+            url = github.upsert_comment(
+                ctx.pr_number,
+                comment,
+                marker,
+                mode="new" if settings.comment == "new" else "update",
+            )
+            workflow.set_output("comment-url", url)
+        except GitHubError as exc:
+            _warn(workflow, exc, fork=ctx.is_fork)
+    if check_run is not None:
+        title, summary, text = check_run_output(outcome)
+        try:
+            url = github.complete_check_run(
+                check_run,
+                conclusion=conclusion(outcome),
+                title=title,
+                summary=summary,
+                text=text,
+                annotations=build_annotations(outcome),
+            )
+            workflow.set_output("check-run-url", url)
+        except GitHubError as exc:
+            _warn(workflow, exc, fork=ctx.is_fork)
+    if activity.issue_on_drift:
+        _publish_issues(outcome, github, workflow)
+
+
+def _publish_issues(outcome: StepOutcome, github: GitHubPort, workflow: Workflow) -> None:
+    for pair in outcome.pairs:
+        if pair.drift is None:
+            continue
+        marker = issue_marker(pair)
+        try:
+            if pair.regression_count:
+                title, body = render_issue(outcome, pair)
+                github.upsert_drift_issue(marker, title, body)
+            else:
+                github.close_drift_issue(
+                    marker,
+                    f"A later run found no drift in {pair.suite_name} on {pair.model}"
+                    + (f": {outcome.run_url}" if outcome.run_url else "."),
+                )
+        except GitHubError as exc:
+            _warn(workflow, exc)
+
+
+def post_comment_file(
+    settings: Settings,
+    ctx: EventContext,
+    github: GitHubPort | None,
+    workflow: Workflow,
+    report_dir: Path,
+) -> int:
+    """``mode: post-comment``: post the comment file a fork's run left (the workflow_run half)."""
+    path = report_dir / "comment.md"
+    if not path.is_file():
+        raise PostCommentError(
+            f"mode 'post-comment': {path} not found; download the artifact holding the fork run's "
+            "report folder into 'report-dir' first"
+        )
+    body = path.read_text(encoding="utf-8")
+    match = _PR_MARKER_RE.search(body)
+    if match is None:
+        raise PostCommentError(f"{path}: no pull request number in the comment file")
+    pr_number = int(match.group(1))
+    if github is None:
+        raise PostCommentError("mode 'post-comment' needs the 'github-token' input")
+    # The file comes from an untrusted run: only post where that run's commit is the PR's head.
+    try:
+        head = github.pull_head_sha(pr_number)
+    except GitHubError as exc:
+        _warn(workflow, exc)
+        return 0
+    expected = ctx.head_sha if ctx.event_name == "workflow_run" else None
+    if expected and head != expected:
+        raise PostCommentError(
+            f"{path}: pull request #{pr_number} is at {head[:12]}, not at the commit of the "
+            f"workflow run that produced this comment ({expected[:12]}); not posting"
+        )
+    body = _PR_MARKER_RE.sub("", body)
+    marker = comment_marker(settings.comment_id)
+    try:
+        url = github.upsert_comment(
+            pr_number,
+            body.replace(marker, "").rstrip(),
+            marker,
+            mode="new" if settings.comment == "new" else "update",
+        )
+        workflow.set_output("comment-url", url)
+    except GitHubError as exc:
+        _warn(workflow, exc)
+    return 0

@@ -1,0 +1,142 @@
+"""The report folder and the step outputs: written before anything is sent to GitHub.
+
+Layout of ``report-dir``::
+
+    comment.md                 the PR comment exactly as posted (or to post from workflow_run)
+    summary.md                 the job summary
+    outcome.json               verdict, gate and per-pair figures
+    <suite>/<model>/run.json   the full run (responses, scores, provenance)
+    <suite>/<model>/drift.json the comparison, when there was a baseline
+    <suite>/<model>/snapshot.json  this run as a baseline snapshot (for artifact or path mode)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from promptcanary.core.models import BaselineSnapshot, slugify
+from promptcanary.storage.base import atomic_write_text, snapshot_to_json
+from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
+from promptcanary_action.workflow import Workflow
+
+
+@dataclass
+class ReportFiles:
+    directory: Path
+    comment: Path
+    summary: Path
+    snapshots: list[Path] = field(default_factory=list)
+
+
+def pair_dir(directory: Path, pair: PairOutcome) -> Path:
+    return directory / slugify(pair.suite_name, 60) / slugify(pair.model, 60)
+
+
+def write_reports(outcome: StepOutcome, directory: Path, comment: str, summary: str) -> ReportFiles:
+    """Write every report file; returns their paths."""
+    files = ReportFiles(directory, directory / "comment.md", directory / "summary.md")
+    atomic_write_text(files.comment, comment)
+    atomic_write_text(files.summary, summary)
+    for pair in outcome.pairs:
+        folder = pair_dir(directory, pair)
+        atomic_write_text(folder / "run.json", pair.run.model_dump_json(indent=2) + "\n")
+        if pair.drift is not None:
+            atomic_write_text(folder / "drift.json", pair.drift.model_dump_json(indent=2) + "\n")
+        snapshot = BaselineSnapshot(
+            suite_name=pair.suite_name, provider=pair.run.provider, run_result=pair.run
+        )
+        snap_path = folder / "snapshot.json"
+        atomic_write_text(snap_path, snapshot_to_json(snapshot))
+        files.snapshots.append(snap_path)
+    atomic_write_text(
+        directory / "outcome.json", json.dumps(outcome_json(outcome), indent=2) + "\n"
+    )
+    return files
+
+
+def outcome_json(outcome: StepOutcome) -> dict[str, object]:
+    return {
+        "verdict": outcome.verdict,
+        "gate_failed": outcome.gate_failed,
+        "untrustworthy": outcome.untrustworthy,
+        "fail_on": outcome.fail_on,
+        "severity": outcome.severity.value,
+        "pr_number": outcome.pr_number,
+        "sha": outcome.sha,
+        "comment_id": outcome.comment_id,
+        "warnings": outcome.warnings,
+        "pairs": [
+            {
+                "suite": p.suite_name,
+                "suite_file": p.suite_file,
+                "model": p.model,
+                "overall_score": p.run.overall_score,
+                "pass_rate": p.run.pass_rate,
+                "baseline_score": p.drift.baseline_score if p.drift else None,
+                "regressions": p.regression_count,
+                "improvements": p.improvement_count,
+                "errors": p.error_count,
+                "severity": p.severity.value,
+                "baseline_status": p.baseline_status.value,
+            }
+            for p in outcome.pairs
+        ],
+    }
+
+
+_STATUS_PRIORITY = (
+    BaselineStatus.MISSING,
+    BaselineStatus.CREATED,
+    BaselineStatus.UPDATED,
+    BaselineStatus.FOUND,
+)
+
+
+def combined_status(pairs: list[PairOutcome]) -> str:
+    """One ``baseline-status`` for the step: the least established state among the pairs."""
+    statuses = {p.baseline_status for p in pairs}
+    return next((s.value for s in _STATUS_PRIORITY if s in statuses), BaselineStatus.MISSING.value)
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _fmt(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+def set_outputs(
+    workflow: Workflow,
+    outcome: StepOutcome,
+    files: ReportFiles,
+) -> None:
+    """The outputs known before publishing, aggregated over the pairs (worst severity, totals).
+
+    ``comment-url`` and ``check-run-url`` are set by the publisher once GitHub has answered.
+    """
+    pairs = outcome.pairs
+    current = _mean([p.run.overall_score for p in pairs])
+    baseline = _mean([p.drift.baseline_score for p in pairs if p.drift])
+    compared = _mean([p.drift.current_score for p in pairs if p.drift])
+    delta = None if baseline is None or compared is None else compared - baseline
+    values = {
+        "overall-score": _fmt(current),
+        "baseline-score": _fmt(baseline),
+        "score-delta": _fmt(delta),
+        "pass-rate": _fmt(_mean([p.run.pass_rate for p in pairs])),
+        "regressions": str(outcome.regression_count),
+        "improvements": str(outcome.improvement_count),
+        "errors": str(outcome.error_count),
+        "severity": outcome.severity.value,
+        "drift-detected": "true" if outcome.drift_detected else "false",
+        "baseline-status": combined_status(pairs),
+        "report-dir": str(files.directory),
+        "snapshot-path": "\n".join(str(p) for p in files.snapshots),
+        "comment-file": str(files.comment),
+        "summary": outcome.verdict,
+    }
+    for name, value in values.items():
+        workflow.set_output(name, value)
