@@ -266,7 +266,7 @@ def _build_probe(
     registry = get_probe_registry()
     if probe_type not in registry:
         raise context.error(
-            f"unknown probe type {probe_type!r}{_suggest(probe_type, registry)} "
+            f"unknown probe type {probe_type!r}{_suggest(probe_type, registry) or '.'} "
             f"Valid types: {', '.join(sorted(registry))}",
             loc,
         )

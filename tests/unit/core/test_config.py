@@ -577,8 +577,8 @@ def test_bad_model_entry(tmp_path: Path) -> None:
 
 def test_dict_source_has_no_line() -> None:
     with pytest.raises(SuiteConfigError) as info:
-        suite_from_dict({"name": "s", "prompts": [{"text": "hi"}], "probes": [{"type": "nope"}]})
+        suite_from_dict({"name": "s", "prompts": [{"text": "hi"}], "probes": [{"type": "zzz"}]})
     assert info.value.line is None
-    assert str(info.value).startswith("<dict>: unknown probe type 'nope'")
+    assert str(info.value).startswith("<dict>: unknown probe type 'zzz'. Valid types: ")
     with pytest.raises(SuiteConfigError, match="top level of a suite must be a mapping"):
         CanarySuite._from_dict(["not", "a", "mapping"])  # type: ignore[arg-type]
