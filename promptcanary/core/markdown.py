@@ -79,11 +79,11 @@ def _break_autolinks(text: str) -> str:
     # Only the regex passes cost a scan each; skip them when the trigger cannot occur.
     lowered = text.lower()
     if "gh-" in lowered:
-        text = _GH_REF_RE.sub(lambda m: m.group(1) + ZWSP, text)
+        text = _GH_REF_RE.sub(r"\1" + ZWSP, text)
     if "://" in text:
         text = _SCHEME_RE.sub(":" + ZWSP, text)
     if "www." in lowered:
-        text = _WWW_RE.sub(lambda m: m.group(1) + ZWSP, text)
+        text = _WWW_RE.sub(r"\1" + ZWSP, text)
     return text
 
 
