@@ -192,7 +192,6 @@ class GitHubClient:
             seconds_between_writes=None,
         )
         self._repo_obj: Any = None
-        self._check_runs: dict[int, Any] = {}
 
     def __repr__(self) -> str:  # never show the token
         return f"GitHubClient(repository={self.repository!r}, api_url={self.api_url!r})"
@@ -231,7 +230,6 @@ class GitHubClient:
                 name=name, head_sha=head_sha, status="in_progress", started_at=started
             ),
         )
-        self._check_runs[int(run.id)] = run
         return int(run.id)
 
     def complete_check_run(
@@ -249,7 +247,7 @@ class GitHubClient:
         Returns the check run's html_url.
         """
         op = _Op("update the check run", "checks: write", f"check run {check_run_id}")
-        run = self._check_runs.get(check_run_id) or self._repo.get_check_run(check_run_id)
+        run = self._repo.get_check_run(check_run_id)  # lazy: no GET, just its URL
         output: dict[str, Any] = {
             "title": _cap(title, MAX_ANNOTATION_TITLE),
             "summary": _cap(summary, MAX_OUTPUT_CHARS),
