@@ -326,6 +326,12 @@ class GitHubClient:
         op = _Op("read the workflow run", "actions: read", f"workflow run {run_id}")
         return self._call(op, lambda: self._repo.get_workflow_run(run_id).conclusion)
 
+    def pull_head_sha(self, pr_number: int) -> str:
+        """The commit at the head of a pull request (post-comment mode checks it)."""
+        target = f"pull request #{pr_number} in {self.repository}"
+        op = _Op("read the pull request", "pull-requests: read", target)
+        return str(self._call(op, lambda: self._repo.get_pull(pr_number).head.sha))
+
     def _get_bytes(self, url: str) -> bytes:
         headers = {
             "Authorization": f"Bearer {self._token}",

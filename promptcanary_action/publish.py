@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from promptcanary.core.models import slugify
 from promptcanary_action.activity import Activity
@@ -27,7 +27,9 @@ _PR_MARKER_RE = re.compile(r"<!-- promptcanary-action:pr=(\d+) -->")
 class GitHubPort(Protocol):
     """What publishing needs from GitHub (implemented by :class:`GitHubClient`)."""
 
-    def upsert_comment(self, pr_number: int, body: str, marker: str, *, mode: str = ...) -> str: ...
+    def upsert_comment(
+        self, pr_number: int, body: str, marker: str, *, mode: Literal["update", "new"] = ...
+    ) -> str: ...
 
     def create_check_run(self, name: str, head_sha: str) -> int: ...
 
