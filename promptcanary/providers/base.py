@@ -82,7 +82,11 @@ class BaseLLMProvider(abc.ABC):
     ) -> LLMResponse:
         """Async form used by the runner. ``sample`` is the repetition index (0-based)."""
         response = await asyncio.to_thread(self.complete, prompt, system_prompt=system_prompt)
-        return response.model_copy(update={"sample": sample}) if response.sample != sample else response
+        return (
+            response.model_copy(update={"sample": sample})
+            if response.sample != sample
+            else response
+        )
 
     async def aclose(self) -> None:
         """Release connections held by the provider (called once at the end of a run)."""

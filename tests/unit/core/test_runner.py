@@ -413,3 +413,32 @@ def test_progress_reports_counts_but_never_model_text() -> None:
     out = stream.getvalue()
     assert "5/5 responses (0 errored, 0 retries)" in out
     assert "SECRET" not in out
+
+
+class SyncOnlyProvider(BaseLLMProvider):
+    """A provider written the way the spec shows: only ``complete``."""
+
+    def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:
+        if prompt.id == "p1":
+            raise RuntimeError("custom provider bug")
+        return LLMResponse(
+            prompt_id=prompt.id, provider_model_id="sync", content=f"answer ({system_prompt})"
+        )
+
+
+def test_a_provider_with_only_complete_works_and_its_exceptions_are_errored() -> None:
+    prompts = [CanaryPrompt(id=f"p{i}", text=f"q{i}") for i in range(3)]
+    suite = CanarySuite(
+        "sync",
+        prompts,
+        [KeywordPresenceProbe(required_keywords=["answer"])],
+        default_system_prompt="be nice",
+    )
+
+    result = run(suite, SyncOnlyProvider(ProviderConfig(model_id="sync")), samples=2)
+
+    p0 = result.responses_for("p0")
+    assert [r.content for r in p0] == ["answer (be nice)", "answer (be nice)"]
+    assert [r.sample for r in p0] == [0, 1]
+    p1 = result.responses_for("p1")
+    assert all(r.errored and "RuntimeError: custom provider bug" in (r.error or "") for r in p1)
