@@ -1,0 +1,146 @@
+"""Baselines as workflow artifacts (``baseline: artifact``): read via the API, written to disk.
+
+Reading picks the newest non-expired artifact with the configured name from a *successful* run
+on the base branch that holds this pair's baseline. Writing only puts the file in the report
+folder: the workflow's ``actions/upload-artifact`` step publishes it (:data:`UPLOAD_STEP`).
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from promptcanary.core.models import BaselineSnapshot, slugify
+from promptcanary.storage.base import (
+    BaselineFileError,
+    atomic_write_text,
+    snapshot_from_json,
+    snapshot_to_json,
+)
+from promptcanary_action.baselines.layout import BASELINE_FILE, SLUG_LENGTH, baseline_file
+from promptcanary_action.github import ArtifactInfo
+
+ARTIFACT_DIR = "baseline-artifact"
+MAX_DOWNLOADS = 10
+"""Artifacts opened at most per lookup: older ones are from runs that promoted other pairs."""
+
+UPLOAD_STEP = """\
+      # baseline: artifact — publish the promoted baseline(s) for later runs to compare with.
+      - uses: actions/upload-artifact@v4
+        if: always()
+        with:
+          name: promptcanary-baseline          # the action's `baseline-artifact` input
+          path: promptcanary-report/baseline-artifact/   # `report-dir`/baseline-artifact
+          if-no-files-found: ignore            # nothing is written when no run was promoted
+          retention-days: 90                   # a baseline older than this is gone
+"""
+
+
+@runtime_checkable
+class ArtifactSource(Protocol):
+    """What this store needs from GitHub (implemented by ``GitHubClient``)."""
+
+    def list_artifacts(self, name: str) -> list[ArtifactInfo]: ...
+
+    def download_artifact(self, artifact_id: int) -> bytes: ...
+
+    def workflow_run_conclusion(self, run_id: int) -> str | None: ...
+
+
+class ArtifactBackend:
+    """Args: source (the GitHub client), name (``baseline-artifact``), report_dir."""
+
+    def __init__(self, source: ArtifactSource, name: str, *, report_dir: Path) -> None:
+        self._source = source
+        self.name = name
+        self.report_dir = report_dir
+        self._conclusions: dict[int, str | None] = {}
+        self._archives: dict[int, bytes] = {}
+
+    def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None:
+        opened = 0
+        for artifact in self._candidates(for_ref):
+            if opened == MAX_DOWNLOADS:
+                break
+            if artifact.workflow_run_id is None or not self._succeeded(artifact.workflow_run_id):
+                continue
+            opened += 1
+            found = self._read(artifact, suite_name, model_id)
+            if found is not None:
+                return found
+        return None
+
+    def _candidates(self, branch: str) -> list[ArtifactInfo]:
+        """Non-expired artifacts of ``branch`` with our name, newest first."""
+        epoch = datetime.min.replace(tzinfo=UTC)
+        usable = [
+            a
+            for a in self._source.list_artifacts(self.name)
+            if a.name == self.name and not a.expired and a.head_branch == branch
+        ]
+        return sorted(usable, key=lambda a: (a.created_at or epoch, a.id), reverse=True)
+
+    def _succeeded(self, run_id: int) -> bool:
+        # A failed run's artifact may hold a baseline of a run that should not have been kept.
+        if run_id not in self._conclusions:
+            self._conclusions[run_id] = self._source.workflow_run_conclusion(run_id)
+        return self._conclusions[run_id] == "success"
+
+    def _read(
+        self, artifact: ArtifactInfo, suite_name: str, model_id: str
+    ) -> BaselineSnapshot | None:
+        if artifact.id not in self._archives:
+            self._archives[artifact.id] = self._source.download_artifact(artifact.id)
+        where = f"artifact '{self.name}' #{artifact.id}"
+        try:
+            archive = zipfile.ZipFile(io.BytesIO(self._archives[artifact.id]))
+        except zipfile.BadZipFile:
+            raise BaselineFileError(where, "not a zip archive") from None
+        with archive:
+            member = _member_for(archive, suite_name, model_id)
+            if member is None:
+                return None
+            location = f"{where}:{member}"
+            try:
+                text = archive.read(member).decode("utf-8")
+            except (zipfile.BadZipFile, UnicodeDecodeError, OSError) as exc:
+                raise BaselineFileError(location, f"cannot be read ({exc})") from None
+        snapshot = snapshot_from_json(text, location)
+        if member.endswith(baseline_file(suite_name, model_id)) or _is_pair(
+            snapshot, suite_name, model_id
+        ):
+            return snapshot
+        return None
+
+    def save(
+        self, snapshot: BaselineSnapshot, *, sha: str, ref: str, regressions: int | None = None
+    ) -> str:
+        path = self.report_dir / ARTIFACT_DIR
+        path = path.joinpath(
+            *baseline_file(snapshot.suite_name, snapshot.provider.model_id).split("/")
+        )
+        atomic_write_text(path, snapshot_to_json(snapshot))
+        return str(path)
+
+    def history(self, suite_name: str, model_id: str) -> list[dict[str, Any]]:
+        return []  # each artifact holds one promotion; there is no kept history
+
+
+def _member_for(archive: zipfile.ZipFile, suite_name: str, model_id: str) -> str | None:
+    """The pair's file in the layout, else the archive's only baseline file (checked later)."""
+    wanted = baseline_file(suite_name, model_id)
+    names = [n for n in archive.namelist() if not n.endswith("/")]
+    for name in names:
+        if name == wanted or name.endswith(f"/{wanted}"):
+            return name
+    singles = [n for n in names if n.rsplit("/", 1)[-1] == BASELINE_FILE or n.endswith(".json")]
+    return singles[0] if len(singles) == 1 and len(names) == 1 else None
+
+
+def _is_pair(snapshot: BaselineSnapshot, suite_name: str, model_id: str) -> bool:
+    return slugify(snapshot.suite_name, SLUG_LENGTH) == slugify(
+        suite_name, SLUG_LENGTH
+    ) and slugify(snapshot.provider.model_id, SLUG_LENGTH) == slugify(model_id, SLUG_LENGTH)

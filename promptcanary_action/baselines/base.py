@@ -1,0 +1,64 @@
+"""The baseline backend protocol and the factory that picks one from the ``baseline`` input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from promptcanary.core.models import BaselineSnapshot
+from promptcanary_action.pipeline import UsageError
+from promptcanary_action.settings import Settings
+
+
+class BaselineStoreError(RuntimeError):
+    """A baseline could not be written (or the store cannot be reached); says what to change."""
+
+
+class BaselineBackend(Protocol):
+    """Where baselines are read from and promoted to.
+
+    ``load`` returns None when there is no baseline yet and raises
+    :class:`promptcanary.storage.base.BaselineFileError` (naming the location) when there is one
+    that cannot be read. ``save`` returns the location written, for reports.
+    """
+
+    def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None: ...
+
+    def save(self, snapshot: BaselineSnapshot, *, sha: str, ref: str) -> str: ...
+
+    def history(self, suite_name: str, model_id: str) -> list[dict[str, Any]]: ...
+
+
+def make_backend(settings: Settings, github: object | None, base_dir: Path) -> BaselineBackend:
+    """The backend for ``settings.baseline``; nothing touches git or the network until used.
+
+    ``github`` is the GitHub client (None without a token); only ``artifact`` needs it.
+    """
+    # Imported here: the implementations import BaselineStoreError from this module.
+    from promptcanary_action.baselines.artifact import ArtifactBackend, ArtifactSource
+    from promptcanary_action.baselines.branch import BranchBackend
+    from promptcanary_action.baselines.none import NoneBackend
+    from promptcanary_action.baselines.path import PathBackend
+
+    kind = settings.baseline
+    if kind == "none":
+        return NoneBackend()
+    if kind == "path":
+        return PathBackend(base_dir / settings.baseline_path)
+    if kind == "artifact":
+        if not isinstance(github, ArtifactSource):
+            raise UsageError(
+                "input 'baseline': artifact reads baselines through the GitHub API: set "
+                "`github-token` (the default `${{ github.token }}` works, with "
+                "`permissions: actions: read`)"
+            )
+        return ArtifactBackend(
+            github, settings.baseline_artifact, report_dir=base_dir / settings.report_dir
+        )
+    return BranchBackend.for_workspace(
+        base_dir,
+        settings.baseline_branch,
+        token=settings.github_token,
+        server_url=settings.github.server_url,
+        repository=settings.github.repository,
+    )

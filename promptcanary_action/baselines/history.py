@@ -1,0 +1,68 @@
+"""``history.jsonl``: one compact JSON line per promoted run, appended on every save."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from promptcanary.core.models import BaselineSnapshot
+
+
+def history_record(
+    snapshot: BaselineSnapshot,
+    *,
+    sha: str,
+    ref: str,
+    now: datetime | None = None,
+    regressions: int | None = None,
+) -> dict[str, Any]:
+    """What one promotion adds to the history (``regressions`` is None when not known)."""
+    run = snapshot.run_result
+    when = now or datetime.now(UTC)
+    return {
+        "time": when.isoformat(timespec="seconds"),
+        "sha": sha,
+        "ref": ref,
+        "snapshot_id": snapshot.snapshot_id,
+        "model": snapshot.provider.model_id,
+        "overall_score": round(run.overall_score, 4),
+        "pass_rate": round(run.pass_rate, 4),
+        "prompts": len(run.prompt_ids),
+        "regressions": regressions,
+        "errors": run.error_count,
+    }
+
+
+def history_line(record: dict[str, Any]) -> str:
+    """The record as one line of ``history.jsonl`` (compact, key order kept, newline-ended)."""
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def append_history(existing: str, record: dict[str, Any]) -> str:
+    """``existing`` history text with ``record`` appended (a missing final newline is repaired)."""
+    if existing and not existing.endswith("\n"):
+        existing += "\n"
+    return existing + history_line(record)
+
+
+def parse_history(text: str) -> list[dict[str, Any]]:
+    """The records of a history file, oldest first.
+
+    History is informational: a damaged line is kept as ``{"line": n, "error": ...}`` rather than
+    hiding the rest of the history or failing a run over it.
+    """
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            records.append({"line": number, "error": f"not valid JSON ({exc.msg})"})
+            continue
+        if not isinstance(value, dict):
+            records.append({"line": number, "error": "not a JSON object"})
+            continue
+        records.append(value)
+    return records

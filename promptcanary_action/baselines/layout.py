@@ -1,0 +1,26 @@
+"""Where one (suite, model) pair's files sit inside any baseline store.
+
+Every backend uses the same layout, ``<suite-slug>/<model-slug>/baseline.json`` plus
+``history.jsonl`` next to it, so a baseline can be moved between stores by copying a folder.
+"""
+
+from __future__ import annotations
+
+from promptcanary.core.models import slugify
+
+BASELINE_FILE = "baseline.json"
+HISTORY_FILE = "history.jsonl"
+SLUG_LENGTH = 60
+
+
+def pair_dir(suite_name: str, model_id: str) -> str:
+    """``my-suite/openai-gpt-4o``: the folder of one suite on one model (POSIX separators)."""
+    return f"{slugify(suite_name, SLUG_LENGTH)}/{slugify(model_id, SLUG_LENGTH)}"
+
+
+def baseline_file(suite_name: str, model_id: str) -> str:
+    return f"{pair_dir(suite_name, model_id)}/{BASELINE_FILE}"
+
+
+def history_file(suite_name: str, model_id: str) -> str:
+    return f"{pair_dir(suite_name, model_id)}/{HISTORY_FILE}"
