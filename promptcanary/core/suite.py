@@ -203,7 +203,9 @@ class CanarySuite:
     @property
     def suite_hash(self) -> str:
         """Changes whenever anything sent to the model or anything scored changes."""
-        prompts = [p.model_dump(mode="json", exclude={"description", "metadata"}) for p in self.prompts]
+        prompts = [
+            p.model_dump(mode="json", exclude={"description", "metadata"}) for p in self.prompts
+        ]
         return stable_hash(
             {
                 "name": self.name,
@@ -290,7 +292,7 @@ class CanarySuite:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> CanarySuite:
-        """Load a CanarySuite from a YAML configuration file (see :mod:`promptcanary.core.config`)."""
+        """Load a CanarySuite from a YAML file (format: :mod:`promptcanary.core.config`)."""
         from promptcanary.core.config import load_suite
 
         return load_suite(path)
@@ -308,7 +310,8 @@ class CanarySuite:
         return suite_to_yaml(self)
 
     def __repr__(self) -> str:
-        return f"CanarySuite(name={self.name!r}, prompts={len(self.prompts)}, probes={len(self.bindings)})"
+        counts = f"prompts={len(self.prompts)}, probes={len(self.bindings)}"
+        return f"CanarySuite(name={self.name!r}, {counts})"
 
 
 def score_response(
