@@ -204,7 +204,14 @@ def _judge(
     alpha: float,
     warnings: list[str],
 ) -> tuple[list[ProbeComparison], bool]:
-    """Verdict for every matched pair: threshold rule, or threshold + corrected significance."""
+    """Verdict for every matched pair: threshold rule, or threshold + corrected significance.
+
+    With repeated samples on both sides a drop must be at least the threshold *and* significant:
+    Benjamini–Hochberg at ``alpha`` over the hypotheses that can reach significance at all (a
+    probe that always passes on both sides has p = 1 whatever happens; leaving such hypotheses out
+    keeps them from diluting the family — Tarone 1990, Gilbert 2005). The others get
+    ``p_adjusted = 1``. Regressions and improvements are two separate families.
+    """
     repeated = [i for i, (_, b, c) in enumerate(pairs) if b.n >= 2 and c.n >= 2]
     mixed = [i for i, (_, b, c) in enumerate(pairs) if (b.n >= 2) != (c.n >= 2)]
     if mixed:
@@ -218,29 +225,35 @@ def _judge(
         )
         for i in repeated
     }
-    adj_worse = dict(
-        zip(repeated, stats.benjamini_hochberg([tests[i].p_worse for i in repeated]), strict=True)
+
+    def adjusted(pvalues: list[float], min_pvalues: list[float]) -> dict[int, float]:
+        keep = stats.testable(min_pvalues, alpha)
+        family = [i for i, k in zip(repeated, keep, strict=True) if k]
+        bh = stats.benjamini_hochberg([p for p, k in zip(pvalues, keep, strict=True) if k])
+        result = dict.fromkeys(repeated, 1.0)
+        result.update(zip(family, bh, strict=True))
+        return result
+
+    adj_worse = adjusted(
+        [tests[i].p_worse for i in repeated], [tests[i].min_p_worse for i in repeated]
     )
-    adj_better = dict(
-        zip(repeated, stats.benjamini_hochberg([tests[i].p_better for i in repeated]), strict=True)
+    adj_better = adjusted(
+        [tests[i].p_better for i in repeated], [tests[i].min_p_better for i in repeated]
     )
 
     comparisons: list[ProbeComparison] = []
     for i, ((prompt_id, probe_key), b, c) in enumerate(pairs):
         delta = c.mean - b.mean
-        extra: dict[str, object] = {}
-        if i in tests:
-            t = tests[i]
+        t = tests.get(i)
+        p_value = p_adjusted = None
+        if t is not None:
             drop_ok = delta <= -regression_threshold + _EPS
             gain_ok = delta >= improvement_threshold - _EPS
             regression = drop_ok and adj_worse[i] < alpha
             improvement = gain_ok and adj_better[i] < alpha
-            extra = {
-                "p_value": t.p_worse if delta <= 0 else t.p_better,
-                "p_adjusted": adj_worse[i] if delta <= 0 else adj_better[i],
-                "pass_rate_ci": t.pass_rate_ci,
-                "score_ci": t.score_ci,
-            }
+            # Report the test in the direction the means moved.
+            p_value = t.p_worse if delta <= 0 else t.p_better
+            p_adjusted = adj_worse[i] if delta <= 0 else adj_better[i]
         else:
             regression, improvement = _threshold_verdict(
                 b, c, regression_threshold, improvement_threshold
@@ -265,8 +278,11 @@ def _judge(
                 current_samples=c.n,
                 baseline_pass_rate=b.pass_rate,
                 current_pass_rate=c.pass_rate,
+                pass_rate_ci=t.pass_rate_ci if t else None,
+                score_ci=t.score_ci if t else None,
+                p_value=p_value,
+                p_adjusted=p_adjusted,
                 flaky=0.0 < b.pass_rate < 1.0,
-                **extra,  # type: ignore[arg-type]
             )
         )
     return comparisons, bool(repeated)
