@@ -1,0 +1,545 @@
+"""The ``promptcanary`` command line: ``init``, ``run``, ``compare``, ``baselines``, ``report``.
+
+Exit codes are the action's (DESIGN §4): 0 ok, 1 the ``--fail-on`` gate failed, 2 configuration
+or usage error, 3 untrustworthy run (missing API key, too many errored prompts). ``main()`` holds
+the one top-level handler: known errors become one clean line on stderr, never a traceback.
+
+Model text reaches the terminal (probe details quote it), so everything printed passes through
+:func:`terminal_safe`: an ESC in a response must not be able to drive the terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from pydantic import ValidationError
+
+from promptcanary.core.markdown import sanitize
+from promptcanary.core.models import (
+    BaselineSnapshot,
+    CanaryRunResult,
+    DriftReport,
+    DriftSeverity,
+    ProbeComparison,
+    slugify,
+)
+from promptcanary.core.suite import CanarySuite, ModelSpec
+from promptcanary.core.yaml_source import SuiteConfigError
+from promptcanary.providers.base import MissingCredentialsError
+from promptcanary.storage.base import BaselineFileError, atomic_write_text
+
+EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_UNTRUSTED = 0, 1, 2, 3
+DEFAULT_BASELINE_DIR = ".promptcanary/baselines"
+FAIL_ON = ("regression", "failure", "never", "low", "medium", "high", "critical")
+_DETAILS_LIMIT = 160
+_PROBES_CHANGED = (
+    "The probes changed between the baseline and this run; pass --config SUITE to re-score "
+    "both with the current probes, so probe edits are not reported as drift."
+)
+
+
+class CliError(Exception):
+    """A problem the user can fix; ``code`` is the exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with control characters (ESC, BEL, …) and bidi overrides made visible as U+FFFD."""
+    return sanitize(text)
+
+
+def _short(text: str, limit: int = _DETAILS_LIMIT) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# ── terminal rendering (pure) ───────────────────────────────────────────────────────────────────
+
+
+def format_run(run: CanaryRunResult) -> str:
+    """One run as plain text: the scores, then every failed and errored result."""
+    lines = [
+        f"{run.suite_name} on {run.provider.model_id}: score {run.overall_score:.3f}, "
+        f"pass rate {run.pass_rate:.0%} ({len(run.probe_results)} results, "
+        f"{len(run.prompt_ids)} prompts, {run.error_count} errored)"
+    ]
+    failed = run.failed_probes
+    if failed:
+        lines.append(f"Failed ({len(failed)}):")
+        for r in failed:
+            lines.append(f"  {r.prompt_id} / {r.probe_key}  {r.score:.3f}  {_short(r.details)}")
+    errored = [r for r in run.llm_responses if r.errored]
+    if errored:
+        lines.append(f"Errored ({len(errored)}):")
+        lines += [f"  {r.prompt_id} (sample {r.sample}): {_short(r.error or '')}" for r in errored]
+    return terminal_safe("\n".join(lines))
+
+
+def _comparison_lines(rows: list[ProbeComparison]) -> list[str]:
+    lines = []
+    for c in rows:
+        lines.append(
+            f"  {c.prompt_id} / {c.probe_key}  {c.baseline_score:.3f} → {c.current_score:.3f} "
+            f"({c.score_delta:+.3f})"
+        )
+        if c.current_details:
+            lines.append(f"      {_short(c.current_details)}")
+    return lines
+
+
+def format_drift(report: DriftReport, notes: Sequence[str] = ()) -> str:
+    """A drift report as plain text for a terminal: summary, regressions first."""
+    lines = [report.summary]
+    sections: list[tuple[str, list[str]]] = [
+        ("Regressions", _comparison_lines(report.regressions)),
+        ("Improvements", _comparison_lines(report.improvements)),
+        (
+            "Flaky (the baseline itself varies)",
+            [f"  {c.prompt_id} / {c.probe_key}" for c in report.flaky],
+        ),
+        ("New prompts", [f"  {p}" for p in report.new_prompts]),
+        ("Removed prompts", [f"  {p}" for p in report.removed_prompts]),
+        ("New probes", [f"  {r.prompt_id} / {r.probe_key}" for r in report.new_probes]),
+        ("Removed probes", [f"  {r.prompt_id} / {r.probe_key}" for r in report.removed_probes]),
+        (
+            "Errored (not counted as regressions)",
+            [
+                f"  {e.prompt_id} / {e.probe_key} ({e.side}): {_short(e.error)}"
+                for e in report.errored
+            ],
+        ),
+        ("Warnings", [f"  ! {w}" for w in report.warnings]),
+        ("Notes", [f"  {n}" for n in notes]),
+    ]
+    for title, body in sections:
+        if body:
+            count = sum(1 for line in body if not line.startswith("      "))
+            lines += ["", f"{title} ({count}):", *body]
+    return terminal_safe("\n".join(lines))
+
+
+def gate_failed(report: DriftReport | None, current: CanaryRunResult, fail_on: str) -> bool:
+    """The ``--fail-on`` rule: regression, failure (any failed probe), never, or a severity."""
+    if fail_on == "never":
+        return False
+    if fail_on == "failure":
+        return bool(current.failed_probes)
+    if report is None:
+        return False
+    if fail_on == "regression":
+        return report.has_regressions
+    return report.severity.at_least(DriftSeverity(fail_on))
+
+
+# ── starter suite ───────────────────────────────────────────────────────────────────────────────
+
+STARTER_SUITE = """\
+# A starter PromptCanary suite. Run it:   promptcanary run --config {path} --save-baseline
+# Every prompt has an explicit `id:` so baselines and recordings (--record / --replay) stay
+# comparable when you edit the text. Probe reference: the README's "Suite YAML" section.
+name: starter-canaries
+description: A first canary suite; replace the prompts with the behaviours your product needs.
+
+models:
+  - openai/gpt-4o-mini        # any LiteLLM model id; needs OPENAI_API_KEY in the environment
+
+defaults:
+  temperature: 0.0
+  max_tokens: 256
+
+probes:
+  - type: keyword_presence
+    id: no-ai-boilerplate
+    forbidden_keywords: ["As an AI language model"]
+
+prompts:
+  - id: capital-france
+    text: What is the capital of France? Answer with the city name only.
+    tags: [factual]
+    expected_keywords: [Paris]
+    probes:
+      - type: factual_consistency
+        expected_value: Paris
+      - type: expected_keywords
+
+  - id: extract-user
+    text: 'Extract as JSON with keys name and age, nothing else: "Ada is 36 years old."'
+    tags: [json]
+    probes:
+      - type: json_validity
+      - type: json_schema
+        required_keys: [name, age]
+
+  - id: short-answer
+    text: In one sentence, what is a unit test?
+    probes:
+      - type: response_length
+        max_chars: 300
+      - type: refusal
+        expect_refusal: false
+"""
+
+
+# ── commands ────────────────────────────────────────────────────────────────────────────────────
+
+
+def cmd_init(args: argparse.Namespace, out: TextIO) -> int:
+    path = Path(args.path)
+    if path.exists() and not args.force:
+        raise CliError(f"{path} already exists; pass --force to overwrite it")
+    atomic_write_text(path, STARTER_SUITE.format(path=path))
+    print(f"Wrote {path}. Next: promptcanary run --config {path} --save-baseline", file=out)
+    return EXIT_OK
+
+
+def _import_probe_modules(entries: Sequence[str]) -> None:
+    """Import custom probe files or modules so their probes register before the suite loads."""
+    for entry in entries:
+        try:
+            if entry.endswith(".py") or "/" in entry:
+                path = Path(entry)
+                if not path.is_file():
+                    raise CliError(f"--probe-module {entry}: no such file")
+                spec = importlib.util.spec_from_file_location(f"promptcanary_cli_{path.stem}", path)
+                if spec is None or spec.loader is None:
+                    raise CliError(f"--probe-module {entry}: not an importable Python file")
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[spec.name] = module
+                spec.loader.exec_module(module)
+            else:
+                importlib.import_module(entry)
+        except CliError:
+            raise
+        except Exception as exc:  # user code may raise anything at import time
+            raise CliError(
+                f"--probe-module {entry}: import failed: {type(exc).__name__}: {exc}"
+            ) from exc
+
+
+def _load_suite(path: str) -> CanarySuite:
+    from promptcanary.core.config import load_suite
+
+    return load_suite(path)
+
+
+def _models(
+    args: argparse.Namespace, suite: CanarySuite, suite_path: Path
+) -> list[tuple[ModelSpec, Path]]:
+    """The models to run and the folder their relative replay paths resolve against."""
+    from promptcanary.providers.factory import REPLAY_PREFIX
+
+    given = [*(args.model or []), *(f"{REPLAY_PREFIX}{r}" for r in args.replay or [])]
+    if given:  # paths typed on the command line are relative to the working directory
+        return [(ModelSpec(m), Path.cwd()) for m in given]
+    if suite.models:  # paths written in the suite are relative to the suite file
+        return [(m, suite_path.parent) for m in suite.models]
+    raise CliError(
+        f"{suite_path}: no model to run: add `models:` to the suite, or pass --model "
+        "(e.g. openai/gpt-4o-mini) or --replay RECORDING.jsonl"
+    )
+
+
+def _per_model(path: str, model: str, several: bool) -> Path:
+    """``path`` itself for one model; with several, ``run.json`` → ``run.<model>.json``."""
+    target = Path(path)
+    return target.with_name(f"{target.stem}.{slugify(model)}{target.suffix}") if several else target
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from promptcanary.providers.factory import make_provider
+    from promptcanary.providers.replay import ReplayFileError
+    from promptcanary.storage.file import FileBaselineStore
+
+    _import_probe_modules(args.probe_module or [])
+    suite = _load_suite(args.config)
+    models = _models(args, suite, Path(args.config))
+    several = len(models) > 1
+    untrusted = []
+    for spec, base_dir in models:
+        try:
+            provider = make_provider(spec.model, dict(spec.params), base_dir=base_dir)
+        except ReplayFileError as exc:
+            raise CliError(str(exc)) from None
+        run = suite.run(
+            provider,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            seed=args.seed,
+            samples=args.samples,
+            concurrency=args.concurrency,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            show_progress=not args.no_progress,
+            record=_per_model(args.record, spec.model, several) if args.record else None,
+        )
+        print(format_run(run), file=out)
+        if args.output_json:
+            target = _per_model(args.output_json, spec.model, several)
+            atomic_write_text(target, run.model_dump_json(indent=2) + "\n")
+            print(f"Wrote the run to {target}", file=out)
+        if args.save_baseline:
+            snapshot = BaselineSnapshot(
+                suite_name=run.suite_name, provider=run.provider, run_result=run
+            )
+            saved = FileBaselineStore(args.baseline_dir).save_snapshot(snapshot)
+            print(f"Saved baseline {snapshot.snapshot_id[:8]} to {saved}", file=out)
+        if run.error_rate > args.max_error_rate:
+            untrusted.append(f"{spec.model}: {run.error_count} of {len(run.llm_responses)}")
+    if untrusted:
+        print(
+            terminal_safe(
+                "promptcanary: error: untrustworthy run, errored responses above "
+                f"--max-error-rate {args.max_error_rate:g}: " + "; ".join(untrusted)
+            ),
+            file=err,
+        )
+        return EXIT_UNTRUSTED
+    return EXIT_OK
+
+
+def _read(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+
+
+def load_run(path: str) -> CanaryRunResult:
+    """A run written by ``promptcanary run --output-json`` (or an action's ``run.json``)."""
+    try:
+        return CanaryRunResult.model_validate_json(_read(path, "run file"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "document"
+        raise CliError(
+            f"{path}: not a PromptCanary run (write one with `promptcanary run --output-json`): "
+            f"{where}: {first['msg']}"
+        ) from None
+
+
+def _load_baseline(args: argparse.Namespace, current: CanaryRunResult) -> BaselineSnapshot:
+    from promptcanary.storage.base import snapshot_from_json
+    from promptcanary.storage.file import FileBaselineStore
+
+    if args.baseline:
+        return snapshot_from_json(_read(args.baseline, "baseline file"), args.baseline)
+    directory = Path(args.baseline_dir)
+    if not directory.is_dir():
+        raise CliError(f"baseline directory {directory} does not exist (see --baseline-dir)")
+    try:
+        return FileBaselineStore(directory).load_latest(
+            current.suite_name, current.provider.model_id
+        )
+    except FileNotFoundError as exc:
+        raise CliError(f"{exc} (save one with `promptcanary run --save-baseline`)") from None
+
+
+def _rescored(
+    baseline: BaselineSnapshot, current: CanaryRunResult, args: argparse.Namespace
+) -> tuple[BaselineSnapshot, CanaryRunResult, int, list[str]]:
+    """Both sides scored with one probe configuration, and what was done to get there."""
+    from promptcanary.core.rescore import needs_rescore, rescore
+
+    base_hash = baseline.run_result.provenance.probe_config_hash
+    if not args.config:
+        if base_hash != current.provenance.probe_config_hash:
+            return baseline, current, 0, [_PROBES_CHANGED]
+        return baseline, current, 0, []
+    _import_probe_modules(args.probe_module or [])
+    suite = _load_suite(args.config)
+    notes: list[str] = []
+    count = 0
+    if needs_rescore(baseline, suite):
+        baseline, count = rescore(baseline, suite)
+        notes.append(
+            f"Probes changed since the baseline: re-scored {count} stored baseline response(s) "
+            "with the current probes, so probe edits are not reported as model drift."
+        )
+    if current.provenance.probe_config_hash != suite.probe_config_hash:
+        wrapped = BaselineSnapshot(
+            suite_name=current.suite_name, provider=current.provider, run_result=current
+        )
+        current = rescore(wrapped, suite)[0].run_result
+        notes.append(f"Re-scored the current run with the probes of {args.config}.")
+    return baseline, current, count, notes
+
+
+def cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
+    from promptcanary.core.comparator import compare
+    from promptcanary.core.report import render_json, render_markdown
+
+    current = load_run(args.current)
+    baseline = _load_baseline(args, current)
+    baseline, current, rescored, notes = _rescored(baseline, current, args)
+    try:
+        report = compare(
+            baseline,
+            current,
+            regression_threshold=args.regression_threshold,
+            improvement_threshold=args.improvement_threshold,
+            alpha=args.alpha,
+        )
+    except ValueError as exc:  # different suites
+        raise CliError(str(exc)) from None
+    if rescored:
+        report = report.model_copy(update={"rescored_responses": rescored})
+    print(format_drift(report, notes), file=out)
+    if args.output_md:
+        atomic_write_text(Path(args.output_md), render_markdown(report, current))
+    if args.output_json:
+        atomic_write_text(Path(args.output_json), render_json(report) + "\n")
+    return EXIT_GATE if gate_failed(report, current, args.fail_on) else EXIT_OK
+
+
+def cmd_baselines(args: argparse.Namespace, out: TextIO) -> int:
+    from promptcanary.storage.file import FileBaselineStore
+
+    directory = Path(args.baseline_dir)
+    if not directory.is_dir():
+        print(f"No baselines: {directory} does not exist.", file=out)
+        return EXIT_OK
+    entries = FileBaselineStore(directory).list_baselines(args.suite, args.model)
+    if not entries:
+        print(f"No baselines in {directory}.", file=out)
+    for e in entries:
+        if "error" in e:
+            line = f"ERROR     {e['path']}: {e['error']}"
+        else:
+            line = (
+                f"{str(e['snapshot_id'])[:8]}  {e['created_at']}  {e['suite_name']}  "
+                f"{e['model_id']}  {e['path']}"
+            )
+        print(terminal_safe(line), file=out)
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
+    from promptcanary.core.report import render_json, render_markdown
+
+    try:
+        report = DriftReport.model_validate_json(_read(args.drift, "drift file"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise CliError(f"{args.drift}: not a PromptCanary drift report: {first['msg']}") from None
+    text = render_markdown(report) if args.format == "md" else render_json(report)
+    print(terminal_safe(text), file=out)
+    return EXIT_OK
+
+
+# ── argument parsing ───────────────────────────────────────────────────────────────────────────
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be an integer ≥ 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="promptcanary",
+        description="Run canary prompts against LLMs, compare with a baseline, report drift.",
+        epilog="Exit codes: 0 ok, 1 gate failed, 2 configuration error, 3 untrustworthy run.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    init = sub.add_parser("init", help="write a starter suite")
+    init.add_argument("--path", default="canary.yaml", help="where to write it (canary.yaml)")
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+
+    run = sub.add_parser("run", help="run a suite against one or more models")
+    run.add_argument("--config", required=True, help="the suite YAML file")
+    run.add_argument("--model", action="append", help="LiteLLM model id (repeatable)")
+    run.add_argument("--replay", action="append", metavar="F", help="answer from a recording")
+    run.add_argument("--temperature", type=float)
+    run.add_argument("--max-tokens", type=_positive_int)
+    run.add_argument("--seed", type=int)
+    run.add_argument("--samples", type=_positive_int, help="responses per prompt")
+    run.add_argument("--concurrency", type=_positive_int, default=8)
+    run.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
+    run.add_argument("--max-retries", type=int, default=3)
+    run.add_argument("--max-error-rate", type=_fraction, default=0.2)
+    run.add_argument("--save-baseline", action="store_true", help="store the run as a baseline")
+    run.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR)
+    run.add_argument("--output-json", metavar="F", help="write the run as JSON")
+    run.add_argument("--record", metavar="F", help="write the responses as a replay file")
+    run.add_argument("--no-progress", action="store_true")
+    run.add_argument("--probe-module", action="append", help="custom probe file or module")
+
+    cmp = sub.add_parser("compare", help="compare a run with a baseline")
+    source = cmp.add_mutually_exclusive_group()
+    source.add_argument("--baseline", metavar="FILE", help="a baseline snapshot file")
+    source.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR, metavar="D")
+    cmp.add_argument("--current", required=True, metavar="RUN.json")
+    cmp.add_argument("--config", help="the suite, to re-score when its probes changed")
+    cmp.add_argument("--regression-threshold", type=_fraction, default=0.05)
+    cmp.add_argument("--improvement-threshold", type=_fraction, default=0.05)
+    cmp.add_argument("--alpha", type=_fraction, default=0.05)
+    cmp.add_argument("--output-md", metavar="F")
+    cmp.add_argument("--output-json", metavar="F")
+    cmp.add_argument("--fail-on", choices=FAIL_ON, default="regression")
+    cmp.add_argument("--probe-module", action="append", help="custom probe file or module")
+
+    lst = sub.add_parser("baselines", help="list stored baselines")
+    lst.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR)
+    lst.add_argument("--suite")
+    lst.add_argument("--model")
+
+    rep = sub.add_parser("report", help="render a drift.json as markdown or JSON")
+    rep.add_argument("--drift", required=True, metavar="drift.json")
+    rep.add_argument("--format", choices=("md", "json"), default="md")
+    return parser
+
+
+def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.command == "init":
+        return cmd_init(args, out)
+    if args.command == "run":
+        return cmd_run(args, out, err)
+    if args.command == "compare":
+        return cmd_compare(args, out)
+    if args.command == "baselines":
+        return cmd_baselines(args, out)
+    return cmd_report(args, out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the command line, run the command, map known failures to exit codes."""
+    out, err = sys.stdout, sys.stderr
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a bad flag (2, message already printed)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    from promptcanary.providers.replay import ReplayFileError
+
+    try:
+        return _dispatch(args, out, err)
+    except CliError as exc:
+        code, message = exc.code, str(exc)
+    except (SuiteConfigError, BaselineFileError, ReplayFileError) as exc:
+        code, message = EXIT_USAGE, str(exc)
+    except MissingCredentialsError as exc:
+        code, message = EXIT_UNTRUSTED, str(exc)
+    except OSError as exc:  # e.g. an output file in a folder we may not write
+        code, message = EXIT_USAGE, f"{exc.filename or ''}: {exc.strerror or exc}"
+    except KeyboardInterrupt:
+        code, message = 130, "interrupted"
+    print(f"promptcanary: error: {terminal_safe(message)}", file=err)
+    return code

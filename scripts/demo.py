@@ -1,0 +1,157 @@
+"""`make demo`: the whole flow offline, on recorded responses (no network, no API key).
+
+1. A push to the default branch runs examples/canary.yaml on examples/recordings/baseline.jsonl:
+   there is no baseline yet, so the run becomes it (kept in .demo/baselines).
+2. A pull request runs the suite on examples/recordings/drifted.jsonl (the "model update") and is
+   compared with that baseline.
+3. The drift report is printed here, and promptcanary-report/ receives exactly what the action
+   writes, comment.md (the pull-request comment it would post) included.
+
+Both steps go through the action's own pipeline (``run_pair`` and ``build_outcome``), so what
+this prints is what the action would report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing it
+
+from promptcanary.cli import format_drift  # noqa: E402
+from promptcanary.core.config import load_suite  # noqa: E402
+from promptcanary.core.models import BaselineSnapshot  # noqa: E402
+from promptcanary.core.suite import ModelSpec  # noqa: E402
+from promptcanary.providers.base import BaseLLMProvider  # noqa: E402
+from promptcanary.providers.factory import make_provider  # noqa: E402
+from promptcanary.storage.file import FileBaselineStore  # noqa: E402
+from promptcanary_action.activity import Activity  # noqa: E402
+from promptcanary_action.outcome import PairOutcome  # noqa: E402
+from promptcanary_action.pipeline import (  # noqa: E402
+    Backend,
+    LoadedSuite,
+    build_outcome,
+    run_pair,
+)
+from promptcanary_action.render import comment_marker, render_comment, render_summary  # noqa: E402
+from promptcanary_action.report_dir import write_reports  # noqa: E402
+from promptcanary_action.settings import Settings  # noqa: E402
+
+SUITE = ROOT / "examples" / "canary.yaml"
+BASELINES = ROOT / ".demo" / "baselines"
+REPORT_DIR = ROOT / "promptcanary-report"
+
+PUSH_TO_MAIN = Activity(
+    compare=True,
+    comment=False,
+    check_run=False,
+    baseline_ref="main",
+    may_create_baseline=True,
+    promotion="if_clean",
+    issue_on_drift=False,
+    is_pull_request=False,
+)
+PULL_REQUEST = Activity(
+    compare=True,
+    comment=True,
+    check_run=True,
+    baseline_ref="main",
+    may_create_baseline=False,
+    promotion="never",
+    issue_on_drift=False,
+    is_pull_request=True,
+)
+
+
+MODEL = "openai/gpt-4o-mini"
+"""The model both recordings were taken from: before and after a (simulated) provider update."""
+
+
+class DemoBackend:
+    """Baselines in a local folder (the action's ``baseline: path`` keeps them in the workspace)."""
+
+    def __init__(self, store: FileBaselineStore) -> None:
+        self.store = store
+
+    def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None:
+        try:
+            return self.store.load_latest(suite_name, model_id)
+        except FileNotFoundError:
+            return None
+
+    def save(self, snapshot: BaselineSnapshot, *, sha: str, ref: str) -> str:
+        return str(self.store.save_snapshot(snapshot))
+
+
+def _run(
+    loaded: LoadedSuite, recording: str, activity: Activity, *, settings: Settings, backend: Backend
+) -> PairOutcome:
+    """One step of the action for ``MODEL``, its answers replayed from ``recording``."""
+
+    def replay(model: str, params: dict[str, Any], base_dir: Path) -> BaseLLMProvider:
+        return make_provider(f"replay:recordings/{recording}", params, base_dir=base_dir)
+
+    with contextlib.redirect_stderr(io.StringIO()):  # no progress lines in the demo's output
+        return asyncio.run(
+            run_pair(
+                loaded,
+                ModelSpec(MODEL),
+                settings=settings,
+                activity=activity,
+                sha="",
+                ref=activity.baseline_ref,
+                provider_factory=replay,
+                backend=backend,
+                now=lambda: datetime.now(UTC),
+            )
+        )
+
+
+def main() -> int:
+    # The action's defaults (fail-on: regression, thresholds 0.05, …), without progress output.
+    settings = Settings.from_environ({})
+    for old in BASELINES.glob("*.json"):
+        old.unlink()  # a fresh demo: the first run must create the baseline
+    backend = DemoBackend(FileBaselineStore(BASELINES))
+    loaded = LoadedSuite(load_suite(SUITE), SUITE, SUITE.relative_to(ROOT).as_posix())
+
+    first = _run(loaded, "baseline.jsonl", PUSH_TO_MAIN, settings=settings, backend=backend)
+    print(
+        f"1. push to main: {first.suite_name} on {MODEL} (baseline.jsonl) scored "
+        f"{first.run.overall_score:.3f}; baseline {first.baseline_status.value} "
+        f"({Path(first.baseline_location or '').relative_to(ROOT)})"
+    )
+
+    pair = _run(loaded, "drifted.jsonl", PULL_REQUEST, settings=settings, backend=backend)
+    print(f"2. pull request: the suite on {MODEL} again (drifted.jsonl), compared:\n")
+    assert pair.drift is not None  # the baseline was just created
+    print(format_drift(pair.drift, pair.notes))
+
+    outcome = build_outcome(
+        [pair],
+        settings,
+        warnings=[],
+        event_name="pull_request",
+        report_files=[REPORT_DIR.name],
+    )
+    comment = render_comment(outcome, comment_marker("default"))
+    files = write_reports(outcome, REPORT_DIR, comment, render_summary(outcome))
+    print(
+        f"\n{outcome.verdict}\n"
+        f"The pull-request comment the action would post: {files.comment.relative_to(ROOT)}\n"
+        f"All report files (run.json, drift.json, summary.md, …): {REPORT_DIR.relative_to(ROOT)}/"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
