@@ -1,0 +1,202 @@
+"""The workspace-folder baseline store, the none store, history lines and the backend factory."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from promptcanary.core.models import (
+    BaselineSnapshot,
+    CanaryRunResult,
+    LLMResponse,
+    ProbeResult,
+    ProviderConfig,
+)
+from promptcanary.storage.base import BaselineFileError
+from promptcanary_action.baselines.artifact import ArtifactBackend
+from promptcanary_action.baselines.base import make_backend
+from promptcanary_action.baselines.branch import BranchBackend
+from promptcanary_action.baselines.history import append_history, history_record, parse_history
+from promptcanary_action.baselines.none import NoneBackend
+from promptcanary_action.baselines.path import PathBackend
+from promptcanary_action.github import ArtifactInfo
+from promptcanary_action.pipeline import UsageError
+from promptcanary_action.settings import Settings
+
+MODEL = "openai/gpt-4o"
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def snapshot(score: float = 0.5, errored: bool = False, **overrides: object) -> BaselineSnapshot:
+    provider = ProviderConfig(model_id=MODEL, extra_params={"api_key": "sk-secret-value"})
+    run = CanaryRunResult(
+        suite_name="My Suite",
+        provider=provider,
+        probe_results=[
+            ProbeResult(probe_id="json_validity", prompt_id="p1", passed=score > 0.6, score=score),
+            ProbeResult(probe_id="json_validity", prompt_id="p2", passed=True, score=1.0),
+        ],
+        llm_responses=[
+            LLMResponse(prompt_id="p1", provider_model_id=MODEL, content="{}"),
+            LLMResponse(
+                prompt_id="p2", provider_model_id=MODEL, error="timeout" if errored else None
+            ),
+        ],
+        started_at=T0,
+        finished_at=T0 + timedelta(seconds=1),
+    )
+    fields: dict[str, object] = {
+        "suite_name": "My Suite",
+        "provider": provider,
+        "run_result": run,
+        "created_at": T0,
+    }
+    return BaselineSnapshot(**{**fields, **overrides})  # type: ignore[arg-type]
+
+
+def path_store(tmp_path: Path) -> PathBackend:
+    return PathBackend(tmp_path / "baselines", clock=lambda: T0 + timedelta(days=1))
+
+
+# -- path store --------------------------------------------------------------------------------
+def test_save_writes_the_layout_and_load_reads_it_back(tmp_path: Path) -> None:
+    snap = snapshot()
+
+    location = path_store(tmp_path).save(snap, sha="a" * 40, ref="main")
+
+    expected = tmp_path / "baselines" / "my-suite" / "openai-gpt-4o" / "baseline.json"
+    assert location == str(expected)
+    assert path_store(tmp_path).load("My Suite", MODEL, for_ref="main") == snapshot(
+        snapshot_id=snap.snapshot_id,
+        provider=snap.provider.model_copy(update={"extra_params": {"api_key": "***"}}),
+        run_result=snap.run_result.model_copy(
+            update={"provider": ProviderConfig(model_id=MODEL, extra_params={"api_key": "***"})}
+        ),
+    )
+    assert "sk-secret-value" not in expected.read_text(encoding="utf-8")
+
+
+def test_missing_baseline_is_none(tmp_path: Path) -> None:
+    store = path_store(tmp_path)
+    store.save(snapshot(), sha="a" * 40, ref="main")
+
+    assert store.load("My Suite", "anthropic/claude-3", for_ref="main") is None
+    assert PathBackend(tmp_path / "nowhere").load("My Suite", MODEL, for_ref="main") is None
+
+
+def test_every_save_appends_one_history_line(tmp_path: Path) -> None:
+    store = path_store(tmp_path)
+    store.save(snapshot(score=0.5), sha="a" * 40, ref="main")
+    store.save(snapshot(score=1.0, errored=True), sha="b" * 40, ref="main", regressions=0)
+
+    history = store.history("My Suite", MODEL)
+
+    assert [(h["sha"], h["overall_score"], h["errors"]) for h in history] == [
+        ("a" * 40, 0.75, 0),
+        ("b" * 40, 1.0, 1),
+    ]
+    assert history[0]["time"] == "2024-05-02T12:00:00+00:00"
+    assert [h["prompts"] for h in history] == [2, 2]
+    assert [h["regressions"] for h in history] == [None, 0]
+    lines = (tmp_path / "baselines/my-suite/openai-gpt-4o/history.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and all(" " not in line for line in lines)  # compact
+
+
+def test_save_leaves_no_temporary_files(tmp_path: Path) -> None:
+    store = path_store(tmp_path)
+    store.save(snapshot(), sha="a" * 40, ref="main")
+    store.save(snapshot(), sha="b" * 40, ref="main")
+
+    folder = tmp_path / "baselines" / "my-suite" / "openai-gpt-4o"
+    assert sorted(p.name for p in folder.iterdir()) == ["baseline.json", "history.jsonl"]
+
+
+def test_corrupt_baseline_names_the_file(tmp_path: Path) -> None:
+    target = tmp_path / "baselines" / "my-suite" / "openai-gpt-4o" / "baseline.json"
+    target.parent.mkdir(parents=True)
+    target.write_text("[1, 2", encoding="utf-8")
+
+    with pytest.raises(BaselineFileError) as err:
+        path_store(tmp_path).load("My Suite", MODEL, for_ref="main")
+
+    assert err.value.location == str(target)
+    assert "not valid JSON" in err.value.problem
+
+
+def test_history_without_file_is_empty(tmp_path: Path) -> None:
+    assert path_store(tmp_path).history("My Suite", MODEL) == []
+
+
+# -- history lines -----------------------------------------------------------------------------
+def test_history_record_counts_prompts_and_errors() -> None:
+    record = history_record(snapshot(errored=True), sha="c" * 40, ref="main", now=T0)
+
+    assert record["prompts"] == 2 and record["errors"] == 1
+    assert record["overall_score"] == 0.75 and record["pass_rate"] == 0.5  # p1 fails at 0.5
+    assert record["snapshot_id"] and record["model"] == MODEL
+    assert record["time"] == "2024-05-01T12:00:00+00:00"
+
+
+def test_append_repairs_a_missing_final_newline() -> None:
+    text = append_history('{"a":1}', {"b": 2})
+
+    assert text == '{"a":1}\n{"b":2}\n'
+
+
+def test_damaged_history_lines_are_reported_not_hidden() -> None:
+    records = parse_history('{"sha":"a"}\nnot json\n\n[1]\n{"sha":"b"}\n')
+
+    assert records[0] == {"sha": "a"} and records[-1] == {"sha": "b"}
+    assert records[1]["line"] == 2 and "not valid JSON" in records[1]["error"]
+    assert records[2] == {"line": 4, "error": "not a JSON object"}
+
+
+# -- none store --------------------------------------------------------------------------------
+def test_none_store_keeps_nothing(tmp_path: Path) -> None:
+    store = NoneBackend()
+
+    assert store.save(snapshot(), sha="a" * 40, ref="main") == ""
+    assert store.load("My Suite", MODEL, for_ref="main") is None
+    assert store.history("My Suite", MODEL) == []
+
+
+# -- factory -----------------------------------------------------------------------------------
+class Artifacts:
+    def list_artifacts(self, name: str) -> list[ArtifactInfo]:
+        return []
+
+    def download_artifact(self, artifact_id: int) -> bytes:
+        raise AssertionError("nothing to download")
+
+    def workflow_run_conclusion(self, run_id: int) -> str | None:
+        return None
+
+
+def settings(**inputs: str) -> Settings:
+    env = {f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()}
+    return Settings.from_environ({**env, "GITHUB_REPOSITORY": "octo-org/octo-repo"})
+
+
+def test_factory_builds_the_configured_store(tmp_path: Path) -> None:
+    path = make_backend(settings(baseline="path", baseline_path="keep/here"), None, tmp_path)
+    assert isinstance(path, PathBackend) and path.root == tmp_path / "keep" / "here"
+
+    assert isinstance(make_backend(settings(baseline="none"), None, tmp_path), NoneBackend)
+
+    artifact = make_backend(
+        settings(baseline="artifact", baseline_artifact="bl", report_dir="out"),
+        Artifacts(),
+        tmp_path,
+    )
+    assert isinstance(artifact, ArtifactBackend)
+    assert artifact.name == "bl" and artifact.report_dir == tmp_path / "out"
+
+    branch = make_backend(settings(baseline_branch="data"), None, tmp_path)
+    assert isinstance(branch, BranchBackend) and branch.branch == "data"
+
+
+def test_artifact_store_without_a_github_client_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="github-token"):
+        make_backend(settings(baseline="artifact"), None, tmp_path)
