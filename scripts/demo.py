@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import io
 import os
+import shutil
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -119,8 +120,9 @@ def _run(
 def main() -> int:
     # The action's defaults (fail-on: regression, thresholds 0.05, …), without progress output.
     settings = Settings.from_environ({})
-    for old in BASELINES.glob("*.json"):
-        old.unlink()  # a fresh demo: the first run must create the baseline
+    # A fresh demo: the first run must create the baseline; no report files of an earlier demo.
+    shutil.rmtree(BASELINES, ignore_errors=True)
+    shutil.rmtree(REPORT_DIR, ignore_errors=True)
     backend = DemoBackend(FileBaselineStore(BASELINES))
     loaded = LoadedSuite(load_suite(SUITE), SUITE, SUITE.relative_to(ROOT).as_posix())
 

@@ -1,0 +1,255 @@
+"""The ``promptcanary`` command line, run as a subprocess (``python -m promptcanary``).
+
+Exit codes and stderr are what a user sees, so they are asserted from outside the process.
+Responses come from replay recordings written here, against the suite ``init`` writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from promptcanary.cli import format_drift, format_run
+from promptcanary.core.models import (
+    CanaryRunResult,
+    DriftReport,
+    ProbeComparison,
+    ProbeResult,
+    ProviderConfig,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+ESC = "\x1b"
+
+# Answers to the starter suite's prompts (ids as `init` writes them).
+GOOD = {
+    "capital-france": "Paris",
+    "extract-user": '{"name": "Ada", "age": 36}',
+    "short-answer": "A unit test checks one small piece of code in isolation.",
+}
+DRIFTED = {
+    **GOOD,
+    "extract-user": 'Sure! Here is the JSON:\n```json\n{"name": "Ada", "age": 36}\n```',
+    "capital-france": "I'm sorry, but I can't help with that.",
+}
+
+
+def cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
+    environ["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "promptcanary", *args],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def write_recording(path: Path, answers: dict[str, str]) -> Path:
+    lines = [
+        json.dumps({"prompt_id": pid, "content": text, "model": "openai/gpt-4o-mini"})
+        for pid, text in answers.items()
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    done = cli("init", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    write_recording(tmp_path / "good.jsonl", GOOD)
+    write_recording(tmp_path / "drifted.jsonl", DRIFTED)
+    return tmp_path
+
+
+def run_and_save_baseline(workdir: Path) -> None:
+    done = cli(
+        "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--save-baseline",
+        "--baseline-dir", "bl", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "pass rate 100%" in done.stdout
+
+
+def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
+    (tmp_path / "canary.yaml").write_text("mine", encoding="utf-8")
+    refused = cli("init", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "--force" in refused.stderr
+    assert (tmp_path / "canary.yaml").read_text(encoding="utf-8") == "mine"
+    assert cli("init", "--force", cwd=tmp_path).returncode == 0
+    assert "prompts:" in (tmp_path / "canary.yaml").read_text(encoding="utf-8")
+
+
+def test_round_trip_drift_fails_the_gate_and_lists_the_regressions(workdir: Path) -> None:
+    run_and_save_baseline(workdir)
+    assert len(list((workdir / "bl").glob("*.json"))) == 1
+    current = cli(
+        "run", "--config", "canary.yaml", "--replay", "drifted.jsonl", "--output-json",
+        "run.json", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert current.returncode == 0, current.stderr
+    assert "Failed (" in current.stdout
+
+    compared = cli(
+        "compare", "--baseline-dir", "bl", "--current", "run.json", "--fail-on", "regression",
+        "--output-json", "drift.json", "--output-md", "drift.md", cwd=workdir,
+    )  # fmt: skip
+    assert compared.returncode == 1, compared.stderr
+    regressions = compared.stdout.split("Regressions (", 1)[1]
+    assert "extract-user / json_validity" in regressions
+    assert "capital-france / no-ai-boilerplate" not in regressions  # unchanged result
+    assert "capital-france /" in regressions
+    drift = json.loads((workdir / "drift.json").read_text(encoding="utf-8"))
+    assert {r["prompt_id"] for r in drift["regressions"]} == {"extract-user", "capital-france"}
+    assert "## Regressions" in (workdir / "drift.md").read_text(encoding="utf-8")
+
+    never = cli(
+        "compare", "--baseline-dir", "bl", "--current", "run.json", "--fail-on", "never",
+        cwd=workdir,
+    )  # fmt: skip
+    assert never.returncode == 0
+    report = cli("report", "--drift", "drift.json", "--format", "md", cwd=workdir)
+    assert report.returncode == 0
+    assert "Regressions (" in report.stdout
+
+
+def test_identical_replays_pass_the_gate(workdir: Path) -> None:
+    run_and_save_baseline(workdir)
+    again = cli(
+        "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--output-json", "run.json",
+        "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    compared = cli("compare", "--baseline-dir", "bl", "--current", "run.json", cwd=workdir)
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    assert " 0 regressions" in compared.stdout
+    assert "Regressions (" not in compared.stdout
+
+
+def test_compare_rescores_the_baseline_when_the_probes_changed(workdir: Path) -> None:
+    run_and_save_baseline(workdir)
+    suite = workdir / "canary.yaml"
+    # Tighten a probe: the baseline's stored answer must be judged by the new rule too.
+    suite.write_text(
+        suite.read_text(encoding="utf-8").replace("max_chars: 300", "max_chars: 20"),
+        encoding="utf-8",
+    )
+    ran = cli(
+        "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--output-json", "run.json",
+        "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    compared = cli(
+        "compare", "--baseline-dir", "bl", "--current", "run.json", "--config", "canary.yaml",
+        cwd=workdir,
+    )  # fmt: skip
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    assert "re-scored 3 stored baseline response(s)" in compared.stdout
+    # Without the suite the probe edit cannot be told from drift: the user is told so.
+    blind = cli("compare", "--baseline-dir", "bl", "--current", "run.json", cwd=workdir)
+    assert "pass --config" in blind.stdout
+    assert "New probes (1)" in blind.stdout  # the re-keyed probe: neither side compares it
+
+
+def test_bad_yaml_exits_2_with_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text(
+        "name: x\nprompts:\n  - text: hi\n    probes:\n      - type: json_valdity\n",
+        encoding="utf-8",
+    )
+    done = cli("run", "--config", "bad.yaml", "--model", "replay:none.jsonl", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "bad.yaml:5:" in done.stderr
+    assert "json_validity" in done.stderr  # the suggestion
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--config", "missing.yaml"],
+        ["run", "--config", "canary.yaml", "--no-such-flag"],
+        ["compare", "--current", "missing.json", "--baseline-dir", "."],
+        ["report", "--drift", "missing.json"],
+        ["compare", "--current", "canary.yaml", "--fail-on", "sometimes"],
+    ],
+)
+def test_usage_errors_exit_2_without_traceback(workdir: Path, args: list[str]) -> None:
+    done = cli(*args, cwd=workdir)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip()
+
+
+def test_missing_api_key_exits_3_naming_the_variable(workdir: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    environ = {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "promptcanary", "run", "--config", "canary.yaml", "--no-progress"],
+        cwd=workdir,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 3
+    assert "OPENAI_API_KEY" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_errored_replay_above_the_error_rate_exits_3(workdir: Path) -> None:
+    lines = [json.dumps({"prompt_id": p, "error": "HTTP 500: upstream failed"}) for p in GOOD]
+    (workdir / "broken.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = cli(
+        "run", "--config", "canary.yaml", "--replay", "broken.jsonl", "--no-progress", cwd=workdir
+    )
+    assert done.returncode == 3
+    assert "untrustworthy" in done.stderr
+    assert "upstream failed" in done.stdout
+
+
+def test_baselines_lists_them_and_shows_unreadable_files(workdir: Path) -> None:
+    run_and_save_baseline(workdir)
+    (workdir / "bl" / "starter-canaries__broken__20240101T000000000000Z_deadbeef.json").write_text(
+        "{not json", encoding="utf-8"
+    )
+    done = cli("baselines", "--baseline-dir", "bl", cwd=workdir)
+    assert done.returncode == 0
+    lines = done.stdout.splitlines()
+    assert any("starter-canaries" in ln and "openai/gpt-4o-mini" in ln for ln in lines)
+    assert any(ln.startswith("ERROR") and "deadbeef" in ln for ln in lines)
+    only = cli("baselines", "--baseline-dir", "bl", "--model", "other/model", cwd=workdir)
+    assert "No baselines" in only.stdout
+
+
+def test_terminal_output_neutralises_control_characters() -> None:
+    hostile = f"{ESC}]0;pwned{ESC}\\{ESC}[2J answer"
+    result = ProbeResult(probe_id="p", prompt_id="q", passed=False, score=0.0, details=hostile)
+    run = CanaryRunResult(
+        suite_name="s", provider=ProviderConfig(model_id="m"), probe_results=[result]
+    )
+    comparison = ProbeComparison(
+        probe_id="p", prompt_id="q", baseline_score=1.0, current_score=0.0, score_delta=-1.0,
+        baseline_passed=True, current_passed=False, regression=True, current_details=hostile,
+    )  # fmt: skip
+    report = DriftReport(
+        suite_name="s",
+        provider=ProviderConfig(model_id="m"),
+        baseline_snapshot_id="b",
+        baseline_created_at=run.started_at,
+        current_run_id=run.run_id,
+        comparisons=[comparison],
+    )
+    for text in (format_run(run), format_drift(report)):
+        assert ESC not in text
+        assert "answer" in text
