@@ -253,3 +253,35 @@ def test_terminal_output_neutralises_control_characters() -> None:
     for text in (format_run(run), format_drift(report)):
         assert ESC not in text
         assert "answer" in text
+
+
+CUSTOM_SUITE = """\
+name: custom
+prompts:
+  - id: deploy
+    text: Where do builds run?
+    probes:
+      - type: no_internal_hosts
+      - type: max_sentences
+        max_sentences: 1
+"""
+
+
+def test_custom_probe_module_registers_the_example_probes(tmp_path: Path) -> None:
+    (tmp_path / "custom.yaml").write_text(CUSTOM_SUITE, encoding="utf-8")
+    write_recording(
+        tmp_path / "rec.jsonl", {"deploy": "On ci.acme.internal. Ask the platform team."}
+    )
+    args = ["run", "--config", "custom.yaml", "--replay", "rec.jsonl", "--no-progress"]
+    unknown = cli(*args, cwd=tmp_path)
+    assert unknown.returncode == 2
+    assert "unknown probe type 'no_internal_hosts'" in unknown.stderr
+
+    module = str(ROOT / "examples" / "custom_probes.py")
+    done = cli(*args, "--probe-module", module, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "deploy / no_internal_hosts  0.000  Internal host(s) in the answer: ci.acme.internal"
+        in (done.stdout)
+    )
+    assert "2 sentence(s); at most 1 allowed" in done.stdout
