@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -183,6 +184,7 @@ def main(
     workflow = Workflow(
         out, Path(github_out) if github_out else None, Path(summary_out) if summary_out else None
     )
+    warming: list[threading.Thread] = []
     try:
         settings = Settings.from_environ(env)
         from promptcanary.providers.litellm import prewarm
@@ -194,7 +196,7 @@ def main(
             workflow=workflow,
             github=github,
             backend_factory=make_backend,
-            prewarm=prewarm,
+            prewarm=lambda: warming.append(prewarm()),
         )
     except (
         InputError,
@@ -211,3 +213,8 @@ def main(
     except MissingCredentialsError as exc:
         workflow.error(str(exc), title="PromptCanary: missing credentials")
         return EXIT_UNTRUSTED
+    finally:
+        # The warming thread is a daemon: stopped mid-import at interpreter exit, it keeps that
+        # module's import lock, and LiteLLM's finalizers (which import) then hang the process.
+        for thread in warming:
+            thread.join()
