@@ -48,7 +48,7 @@ _PERMISSION_MARKERS = ("403", "permission", "denied", "authentication failed", "
 README_TEXT = """\
 # PromptCanary baselines
 
-This branch is written by [promptcanary-action](https://github.com/) and holds the **baselines**
+This branch is written by the promptcanary-action GitHub Action and holds the **baselines**
 that canary runs are compared with. It shares no history with your code: do not merge it.
 
 Layout:
@@ -150,6 +150,8 @@ class BranchBackend:
     def _fetch_for_reading(self, location: str) -> str | None:
         try:
             return self._fetch()
+        except BaselineStoreError as exc:  # no repository to read from
+            raise BaselineFileError(location, str(exc)) from None
         except GitCommandError as exc:
             raise BaselineFileError(
                 location,

@@ -78,15 +78,18 @@ class Git:
             raise GitCommandError(
                 args, 127, "git is not installed (the `branch` baseline store needs it)"
             )
-        proc = subprocess.run(
-            [git, *args],
-            cwd=self.cwd,
-            env=self.env(**dict(extra_env or {})),
-            input=input_bytes,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
+        try:
+            proc = subprocess.run(
+                [git, *args],
+                cwd=self.cwd,
+                env=self.env(**dict(extra_env or {})),
+                input=input_bytes,
+                capture_output=True,
+                timeout=GIT_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise GitCommandError(args, -1, f"no answer within {GIT_TIMEOUT:.0f} s") from None
         if check and proc.returncode != 0:
             raise GitCommandError(args, proc.returncode, self.scrub(_text(proc.stderr)))
         return proc

@@ -369,3 +369,14 @@ def test_token_travels_only_as_a_header_over_http(
     assert "contents: read" in message
     config = (store.git.cwd / "config").read_text(encoding="utf-8")
     assert TOKEN not in config and expected.split()[-1] not in config and url in config
+
+
+def test_no_checkout_and_no_repository_is_an_unreadable_baseline(
+    tmp_path: Path, git_env: dict[str, str]
+) -> None:
+    store = BranchBackend.for_workspace(tmp_path, BRANCH, repository="", env=git_env)
+
+    with pytest.raises(BaselineFileError, match="GITHUB_REPOSITORY") as err:
+        store.load("My Suite", MODEL, for_ref="main")
+
+    assert err.value.location == f"{BRANCH}:{PAIR}/baseline.json"
