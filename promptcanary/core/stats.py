@@ -7,12 +7,15 @@ What :func:`compare` uses, and why:
 
 * **Pass/fail** — Fisher's exact test on the 2×2 table, one-sided in each direction, from the
   hypergeometric distribution (``math.comb``). It is exact *conditionally on the margins* (total
-  passes), which is what makes the untestable-hypothesis filter below valid. Lancaster's mid-p and
-  Boschloo's unconditional test were considered: for 10 vs 10 samples and a 0.95 → 0.50 drop both
-  raise single-test power from 0.63 to 0.72, but mid-p is not a valid p-value conditionally on the
-  margins and Boschloo's minimum attainable p does not depend on the margins, so either one would
-  forfeit the Tarone filter, whose gain on real suites (most probes always pass) is far larger.
-  ``bench/signal.py`` prints the mid-p variant beside the default so the trade-off stays visible.
+  passes), which is what makes the untestable-hypothesis filter below valid. Lancaster's mid-p
+  (``mid_p=True``) and Boschloo's unconditional test were weighed: for 10 vs 10 samples and a
+  0.95 → 0.50 drop both raise single-test power from 0.63 to 0.72, and in ``bench/signal.py``
+  mid-p lifts detection at samples = 10 from 26% to 43% of runs. But mid-p is not a valid p-value
+  conditionally on the margins (it can reject with up to twice the nominal probability), so with
+  the filter its false-alarm control is only empirical: 5.2% of runs on the bench's all-flaky
+  stress suite, against 2.0% for Fisher. Boschloo's minimum attainable p does not depend on the
+  margins, so it would forfeit the filter altogether. Fisher stays the default: a merge gate must
+  keep its false-alarm promise on every suite, not on average.
 * **Scores** — the Mann–Whitney U test (normal approximation with tie and continuity correction),
   used only when scores carry more than the pass flag. The two tests are combined by Bonferroni
   over the component tests that can reach a p-value below 1 (given the pooled data, which is fixed
