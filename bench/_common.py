@@ -1,0 +1,178 @@
+"""Shared pieces of the benchmarks: tables, memory readings, suites and the fake LLM server.
+
+The benchmarks print and never assert: they are for people reading numbers, not for CI gates.
+They run from the repository root (``make bench`` or ``.venv/bin/python bench/<name>.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # `python bench/x.py` puts bench/, not the root, on sys.path
+    sys.path.insert(0, str(REPO_ROOT))
+
+# LiteLLM fetches its cost map from the internet at import time unless told not to.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+_PAGE_KB = os.sysconf("SC_PAGE_SIZE") / 1024
+
+
+# ── memory ──────────────────────────────────────────────────────────────────
+
+
+def rss_mb() -> float:
+    """This process's resident set size now, in MiB (from ``/proc``; 0 where there is none)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            pages = int(statm.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return pages * _PAGE_KB / 1024
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size so far, in MiB (``ru_maxrss`` is KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# ── printing ────────────────────────────────────────────────────────────────
+
+
+def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """A plain-text table (markdown pipe syntax, so it can be pasted into bench/README.md)."""
+    cells = [[str(h) for h in headers], *[[_cell(v) for v in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    print(f"\n{title}\n")
+    for n, row in enumerate(cells):
+        print("| " + " | ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) + " |")
+        if n == 0:
+            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    sys.stdout.flush()
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+# ── suites ──────────────────────────────────────────────────────────────────
+
+
+def cheap_probes() -> list[Any]:
+    """Three probes whose cost is negligible next to a request: the throughput bench's set."""
+    from promptcanary.core.probes import (
+        KeywordPresenceProbe,
+        ResponseLengthProbe,
+        VerbosityProbe,
+    )
+
+    return [
+        ResponseLengthProbe(min_chars=1, max_chars=10_000),
+        KeywordPresenceProbe(required_keywords=["prompt"]),
+        VerbosityProbe(min_words=1, max_words=2_000),
+    ]
+
+
+def build_suite(n_prompts: int, probes: list[Any] | None = None, name: str = "bench") -> Any:
+    """A suite of ``n_prompts`` distinct short prompts (the fake server echoes them)."""
+    from promptcanary import CanarySuite
+    from promptcanary.core.models import CanaryPrompt
+
+    prompts = [
+        CanaryPrompt(id=f"p{i:05d}", text=f"Bench prompt number {i}: say something short.")
+        for i in range(n_prompts)
+    ]
+    return CanarySuite(name=name, prompts=prompts, probes=probes or cheap_probes())
+
+
+# ── the fake LLM server in its own process ──────────────────────────────────
+
+# The server runs in a child process: on two cores an in-process server would fight the engine for
+# the GIL (the real API is on another machine), and its request records would inflate our RSS.
+_SERVER_SCRIPT = """
+import json, sys
+from tests.fakes.llm_server import FakeLLMServer
+server = FakeLLMServer(latency=float(sys.argv[1])).start()
+print(json.dumps({"url": server.url}), flush=True)
+for line in sys.stdin:
+    command = line.strip()
+    if command == "stats":
+        records = server.requests
+        ports = {r["client_port"] for r in records}
+        print(json.dumps({"requests": server.request_count, "connections": len(ports),
+                          "peak_in_flight": server.peak_in_flight}), flush=True)
+    elif command == "reset":
+        server.reset()
+        print("{}", flush=True)
+server.stop()
+"""
+
+
+class ServerProcess:
+    """``tests/fakes/llm_server.FakeLLMServer`` with a fixed latency, in a child process."""
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _SERVER_SCRIPT, str(latency)],
+            cwd=REPO_ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.url: str = self._ask(None)["url"]
+
+    def _ask(self, command: str | None) -> dict[str, Any]:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        if command is not None:
+            self._proc.stdin.write(command + "\n")
+            self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the fake LLM server process exited")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def stats(self) -> dict[str, Any]:
+        """``requests``, distinct client ``connections`` and ``peak_in_flight`` since reset."""
+        return self._ask("stats")
+
+    def reset(self) -> None:
+        self._ask("reset")
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            with contextlib.suppress(BrokenPipeError):
+                self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+
+@contextlib.contextmanager
+def fake_server(latency: float) -> Iterator[ServerProcess]:
+    server = ServerProcess(latency)
+    try:
+        yield server
+    finally:
+        server.close()
+

@@ -1,0 +1,130 @@
+"""How close a run comes to the latency limit: N prompts x 3 cheap probes at concurrency c.
+
+A provider that answers every request in exactly L seconds bounds a run of N prompts at
+concurrency c below by ceil(N / c) * L. The table compares the run phase's wall time with that
+bound through the real ``LiteLLMProvider`` against ``tests/fakes/llm_server.FakeLLMServer``
+(in a child process, as a real API is on another machine). Target: ratio <= 1.25 at N=200, c=16.
+
+Then a memory line: 1,000- and 5,000-prompt runs at latency 0, c=32, RSS before and after each,
+and the growth per prompt (a run keeps every response, so some growth per prompt is expected;
+it should be roughly the same per prompt at both sizes, not growing with N).
+
+    .venv/bin/python bench/throughput.py [--latency 0.1] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import math
+import time
+from typing import Any
+
+from _common import build_suite, fake_server, peak_rss_mb, print_table, rss_mb
+
+SIZES = (50, 200, 1000)
+CONCURRENCY = (1, 8, 16, 32)
+MAX_IDEAL_SECONDS = 30.0
+QUICK_MAX_IDEAL_SECONDS = 3.0
+MEMORY_SIZES = (1_000, 5_000)
+
+
+def make_provider(url: str) -> Any:
+    from promptcanary.providers.litellm import LiteLLMProvider
+
+    return LiteLLMProvider("openai/bench", api_base=url, api_key="sk-bench")
+
+
+def run_once(url: str, n_prompts: int, concurrency: int) -> tuple[float, Any]:
+    """Wall seconds of the run phase (``arun`` only: suite and provider are built before)."""
+    suite = build_suite(n_prompts)
+    provider = make_provider(url)
+
+    async def go() -> Any:
+        started = time.perf_counter()
+        result = await suite.arun(provider, concurrency=concurrency, show_progress=False)
+        return time.perf_counter() - started, result
+
+    seconds, result = asyncio.run(go())
+    return seconds, result
+
+
+def throughput_table(latency: float, quick: bool) -> None:
+    limit = QUICK_MAX_IDEAL_SECONDS if quick else MAX_IDEAL_SECONDS
+    rows: list[list[Any]] = []
+    with fake_server(latency) as server:
+        run_once(server.url, 8, 8)  # warm-up: LiteLLM's import and first-request setup
+        for n in SIZES:
+            for c in CONCURRENCY:
+                ideal = math.ceil(n / c) * latency
+                if ideal > limit:
+                    rows.append([n, c, "skipped", f"{ideal:.1f}", f"ideal > {limit:g} s", "", "", ""])
+                    continue
+                server.reset()
+                seconds, result = run_once(server.url, n, c)
+                stats = server.stats()
+                errored = sum(1 for r in result.llm_responses if r.errored)
+                ratio = seconds / ideal if ideal else float("nan")
+                rows.append(
+                    [
+                        n,
+                        c,
+                        f"{seconds:.2f}",
+                        f"{ideal:.2f}",
+                        f"{ratio:.2f}" + ("" if not errored else f" ({errored} errored)"),
+                        f"{n / seconds:.0f}",
+                        stats["connections"],
+                        f"{peak_rss_mb():.0f}",
+                    ]
+                )
+    print_table(
+        f"Run phase vs the latency limit (L = {latency * 1000:g} ms per request, 3 cheap probes;"
+        " target: ratio <= 1.25 at N=200, c=16)",
+        ["N", "c", "wall s", "ideal s", "ratio", "req/s", "connections", "peak RSS MiB"],
+        rows,
+    )
+
+
+def memory_table(quick: bool) -> None:
+    sizes = MEMORY_SIZES[:1] if quick else MEMORY_SIZES
+    rows: list[list[Any]] = []
+    with fake_server(0.0) as server:
+        run_once(server.url, 32, 32)  # warm-up, so the import is not counted as growth
+        for n in sizes:
+            server.reset()
+            gc.collect()
+            before = rss_mb()
+            seconds, result = run_once(server.url, n, 32)
+            gc.collect()
+            after = rss_mb()
+            rows.append(
+                [
+                    n,
+                    f"{seconds:.1f}",
+                    f"{before:.0f}",
+                    f"{after:.0f}",
+                    f"{(after - before) * 1024 / n:.1f}",
+                    len(result.llm_responses),
+                ]
+            )
+            del result
+    print_table(
+        "Memory of a run (latency 0, c=32; the result, holding every response, is still alive"
+        " at 'after')",
+        ["N", "wall s", "RSS before MiB", "RSS after MiB", "KiB per prompt", "responses"],
+        rows,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--latency", type=float, default=0.1, help="seconds per request")
+    parser.add_argument("--quick", action="store_true", help="only the short combinations")
+    args = parser.parse_args()
+    throughput_table(args.latency, args.quick)
+    memory_table(args.quick)
+
+
+if __name__ == "__main__":
+    main()
