@@ -175,4 +175,3 @@ def fake_server(latency: float) -> Iterator[ServerProcess]:
         yield server
     finally:
         server.close()
-

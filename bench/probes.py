@@ -30,11 +30,45 @@ QUICK_CORPUS_SIZE = 2_000
 SEED = 20240611
 REFERENCE_RATE = 32 / 0.1  # responses/s of a c=32 run against a 100 ms model
 
-_WORDS = (
-    "the model answer first step then because however perhaps certainly data result value "
-    "weather city paris london report summary analysis however likely might should must "
-    "great terrible good bad neutral happy sorry cannot assist sure here is"
-).split()
+_WORDS = [
+    "the",
+    "model",
+    "answer",
+    "first",
+    "step",
+    "then",
+    "because",
+    "however",
+    "perhaps",
+    "certainly",
+    "data",
+    "result",
+    "value",
+    "weather",
+    "city",
+    "paris",
+    "london",
+    "report",
+    "summary",
+    "analysis",
+    "however",
+    "likely",
+    "might",
+    "should",
+    "must",
+    "great",
+    "terrible",
+    "good",
+    "bad",
+    "neutral",
+    "happy",
+    "sorry",
+    "cannot",
+    "assist",
+    "sure",
+    "here",
+    "is",
+]
 
 # Representative parameters: what a suite would plausibly write for each built-in probe.
 PROBE_PARAMS: dict[str, dict[str, Any]] = {
@@ -101,7 +135,9 @@ def _weather(rng: random.Random, n: int) -> dict[str, Any]:
         "unit": "celsius",
     }
     if rng.random() < 0.3:
-        data["forecast"] = [{"day": d, "high": rng.randint(0, 30)} for d in range(rng.randint(1, 7))]
+        data["forecast"] = [
+            {"day": d, "high": rng.randint(0, 30)} for d in range(rng.randint(1, 7))
+        ]
     data["id"] = n
     return data
 
@@ -116,7 +152,7 @@ def build_corpus(size: int, seed: int = SEED) -> list[tuple[str, Any]]:
         roll = rng.random()
         tool_calls: list[ToolCall] = []
         if roll < 0.30:
-            kind, content = "short", f"{_prose(rng, 1)[:rng.randint(20, 300)]} ({n})"
+            kind, content = "short", f"{_prose(rng, 1)[: rng.randint(20, 300)]} ({n})"
         elif roll < 0.40:
             kind, content = "long prose", f"{_prose(rng, 20_000)} ({n})"
         elif roll < 0.65:
@@ -184,8 +220,12 @@ def per_probe_table(corpus: list[tuple[str, Any]]) -> None:
             probe.evaluate(prompt, response)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         rows.append(
-            [probe_id, f"{len(corpus) / cpu:,.0f}", f"{len(corpus) / wall:,.0f}",
-             f"{cpu / len(corpus) * 1e6:,.1f}"]
+            [
+                probe_id,
+                f"{len(corpus) / cpu:,.0f}",
+                f"{len(corpus) / wall:,.0f}",
+                f"{cpu / len(corpus) * 1e6:,.1f}",
+            ]
         )
     print_table(
         f"Each built-in probe alone over {len(corpus):,} responses",
@@ -217,11 +257,21 @@ def whole_set_table(corpus: list[tuple[str, Any]]) -> None:
     rss_after = rss_mb()
     info = helpers._parse_cached.cache_info()
     rows: list[list[Any]] = [
-        [kind, len(times), f"{len(times) / sum(times):,.0f}", f"{sum(times) / len(times) * 1e3:.3f}"]
+        [
+            kind,
+            len(times),
+            f"{len(times) / sum(times):,.0f}",
+            f"{sum(times) / len(times) * 1e3:.3f}",
+        ]
         for kind, times in sorted(by_kind.items())
     ]
     rows.append(
-        ["all", len(corpus), f"{len(corpus) / cpu_total:,.0f}", f"{cpu_total / len(corpus) * 1e3:.3f}"]
+        [
+            "all",
+            len(corpus),
+            f"{len(corpus) / cpu_total:,.0f}",
+            f"{cpu_total / len(corpus) * 1e3:.3f}",
+        ]
     )
     print_table(
         f"All {len(probes)} built-in probes per response (CanarySuite.score);"

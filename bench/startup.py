@@ -105,8 +105,10 @@ def run_entrypoint(
 
 def _check(proc: subprocess.CompletedProcess[str], label: str) -> None:
     if proc.returncode != 0:
-        print(f"warning: {label}: entrypoint.py exited {proc.returncode}:\n{proc.stdout[-2000:]}"
-              f"\n{proc.stderr[-2000:]}")
+        print(
+            f"warning: {label}: entrypoint.py exited {proc.returncode}:\n{proc.stdout[-2000:]}"
+            f"\n{proc.stderr[-2000:]}"
+        )
 
 
 def time_python(code: str, repeat: int) -> float:
@@ -177,12 +179,19 @@ def main() -> None:
         [
             ["python -c pass", f"{python_alone:.2f}", "interpreter start"],
             ["python -c 'import litellm'", f"{litellm_import:.2f}", "reference"],
-            ["(a) replay: process start -> exit", f"{replay['exit']:.2f}",
-             "litellm imported: " + (", ".join(replay["heavy"][:3]) if replay["heavy"] else "no")
-             + f" ({replay['modules']} modules in all)"],
-            ["(b) litellm: process start -> first request", f"{live['first']:.2f}",
-             f"target <= {target:.2f} (import + {TARGET_MARGIN:g}):"
-             f" {'met' if live['first'] <= target else 'MISSED'}"],
+            [
+                "(a) replay: process start -> exit",
+                f"{replay['exit']:.2f}",
+                "litellm imported: "
+                + (", ".join(replay["heavy"][:3]) if replay["heavy"] else "no")
+                + f" ({replay['modules']} modules in all)",
+            ],
+            [
+                "(b) litellm: process start -> first request",
+                f"{live['first']:.2f}",
+                f"target <= {target:.2f} (import + {TARGET_MARGIN:g}):"
+                f" {'met' if live['first'] <= target else 'MISSED'}",
+            ],
             ["(b) litellm: process start -> exit", f"{live['exit']:.2f}", ""],
         ],
     )

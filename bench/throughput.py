@@ -59,7 +59,9 @@ def throughput_table(latency: float, quick: bool) -> None:
             for c in CONCURRENCY:
                 ideal = math.ceil(n / c) * latency
                 if ideal > limit:
-                    rows.append([n, c, "skipped", f"{ideal:.1f}", f"ideal > {limit:g} s", "", "", ""])
+                    rows.append(
+                        [n, c, "skipped", f"{ideal:.1f}", f"ideal > {limit:g} s", "", "", ""]
+                    )
                     continue
                 server.reset()
                 seconds, result = run_once(server.url, n, c)
