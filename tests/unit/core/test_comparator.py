@@ -240,16 +240,28 @@ class TestRepeatedSamples:
         assert row(report, "p0", "a").p_adjusted == 1.0
 
     def test_testable_hypotheses_share_the_correction(self) -> None:
-        # Fisher p: 10/10 → 4/10 is C(14,10)/C(20,10) = 1001/184756; 10/10 → 6/10 is
-        # C(16,10)/C(20,10) = 8008/184756. BH over the two: 2·p1 and p2.
+        # Fisher p: 10/10 → 4/10 is C(14,10)/C(20,10) = 1001/184756 = 0.0054; 10/10 → 5/10 is
+        # C(15,10)/C(20,10) = 3003/184756 = 0.0163. Both can reach 0.05/2, so Tarone's K = 2
+        # and BH over the two gives 2·p1 and p2.
         base = {("d1", "a"): binary(10, 10), ("d2", "a"): binary(10, 10)}
-        cur = {("d1", "a"): binary(4, 10), ("d2", "a"): binary(6, 10)}
+        cur = {("d1", "a"): binary(4, 10), ("d2", "a"): binary(5, 10)}
         report = compare(make_baseline(base), make_run(cur))
         d1, d2 = row(report, "d1", "a"), row(report, "d2", "a")
         assert d1.p_value == pytest.approx(1001 / 184756)
         assert d1.p_adjusted == pytest.approx(2 * 1001 / 184756)
-        assert d2.p_adjusted == pytest.approx(8008 / 184756)
+        assert d2.p_adjusted == pytest.approx(3003 / 184756)
         assert d1.regression and d2.regression
+
+    def test_hypothesis_below_tarone_bar_is_left_out(self) -> None:
+        # 10/10 → 6/10 can at best reach 8008/184756 = 0.043 > 0.05/2: with a stronger
+        # hypothesis beside it, Tarone's K = 2 leaves it out of the family (p_adjusted = 1).
+        base = {("d1", "a"): binary(10, 10), ("d2", "a"): binary(10, 10)}
+        cur = {("d1", "a"): binary(4, 10), ("d2", "a"): binary(6, 10)}
+        report = compare(make_baseline(base), make_run(cur))
+        d1, d2 = row(report, "d1", "a"), row(report, "d2", "a")
+        assert d1.p_adjusted == pytest.approx(d1.p_value)
+        assert d2.p_value == pytest.approx(8008 / 184756)
+        assert d2.p_adjusted == 1.0 and not d2.regression
 
     def test_mixed_sample_counts_fall_back_with_one_warning(self) -> None:
         base = {("p", "a"): one(1.0, True), ("p", "b"): one(1.0, True)}
