@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from promptcanary.core.comparator import compare
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftSeverity
@@ -20,20 +20,13 @@ from promptcanary.core.suite import CanarySuite, ModelSpec
 from promptcanary.providers.base import BaseLLMProvider
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
+from promptcanary_action.baselines.base import BaselineBackend as Backend
+from promptcanary_action.baselines.base import BaselineStoreError
+from promptcanary_action.errors import UsageError
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
 from promptcanary_action.settings import Settings
 
 ProviderFactory = Callable[[str, dict[str, Any], Path], BaseLLMProvider]
-
-
-class UsageError(Exception):
-    """The step's configuration cannot work (no suite file matched, no model): exit 2."""
-
-
-class Backend(Protocol):
-    def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None: ...
-
-    def save(self, snapshot: BaselineSnapshot, *, sha: str, ref: str) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -167,8 +160,17 @@ async def run_pair(
     may_write = baseline is not None or (activity.may_create_baseline and not baseline_error)
     if activity.compare and allowed and may_write:
         snapshot = BaselineSnapshot(suite_name=suite.name, provider=run.provider, run_result=run)
-        location = backend.save(snapshot, sha=sha, ref=activity.baseline_ref)
-        status = BaselineStatus.CREATED if baseline is None else BaselineStatus.UPDATED
+        try:
+            location = backend.save(
+                snapshot,
+                sha=sha,
+                ref=activity.baseline_ref,
+                regressions=len(drift.regressions) if drift else 0,
+            )
+            status = BaselineStatus.CREATED if baseline is None else BaselineStatus.UPDATED
+        except BaselineStoreError as exc:
+            # The run is still reported; only the promotion is lost, and the user is told why.
+            notes.append(f"The baseline could not be saved: {exc}")
     elif activity.compare and activity.promotion != "never" and why_not:
         notes.append(f"The baseline was not updated: {why_not}.")
 

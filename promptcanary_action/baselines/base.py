@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from promptcanary.core.models import BaselineSnapshot
-from promptcanary_action.pipeline import UsageError
+from promptcanary_action.errors import UsageError
 from promptcanary_action.settings import Settings
 
 
@@ -24,7 +24,9 @@ class BaselineBackend(Protocol):
 
     def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None: ...
 
-    def save(self, snapshot: BaselineSnapshot, *, sha: str, ref: str) -> str: ...
+    def save(
+        self, snapshot: BaselineSnapshot, *, sha: str, ref: str, regressions: int | None = None
+    ) -> str: ...
 
     def history(self, suite_name: str, model_id: str) -> list[dict[str, Any]]: ...
 

@@ -1,0 +1,5 @@
+"""Errors shared by several modules of the action (each maps to an exit code in main)."""
+
+
+class UsageError(Exception):
+    """The step's configuration cannot work (no suite file matched, no model): exit 2."""
