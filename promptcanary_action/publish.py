@@ -69,11 +69,19 @@ def pr_marker(marker: str, pr_number: int | None) -> str:
 def _warn(workflow: Workflow, exc: GitHubError, *, fork: bool = False) -> None:
     message = str(exc)
     if fork and isinstance(exc, GitHubPermissionError):
-        message += (
-            " This pull request comes from a fork, whose token is read-only: the comment is in"
-            " the `comment-file` output and the job summary. Upload it as an artifact and post it"
-            " from a `workflow_run` workflow with `mode: post-comment` (see the README)."
-        )
+        # Only the comment has a second way out; a check run cannot be posted later.
+        if exc.permission == "pull-requests: write":
+            message += (
+                " This pull request comes from a fork, whose token is read-only: the comment is"
+                " in the `comment-file` output and the job summary. Upload it as an artifact and"
+                " post it from a `workflow_run` workflow with `mode: post-comment` (see the"
+                " README)."
+            )
+        else:
+            message += (
+                " This pull request comes from a fork, whose token is read-only: the report is"
+                " in the job summary and the report folder."
+            )
     workflow.warning(message, title="PromptCanary could not publish to GitHub")
 
 
