@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from promptcanary.core.config import SuiteConfigError, load_suite
 from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError
 from promptcanary.providers.factory import REPLAY_PREFIX, make_provider
+from promptcanary.providers.replay import ReplayFileError
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action import publish
 from promptcanary_action.activity import Activity, decide
@@ -206,6 +207,9 @@ def main(
         publish.PostCommentError,
     ) as exc:
         workflow.error(str(exc), title="PromptCanary: configuration error")
+        return EXIT_USAGE
+    except ReplayFileError as exc:
+        workflow.error(str(exc), title="PromptCanary: unreadable recording")
         return EXIT_USAGE
     except BaselineFileError as exc:
         workflow.error(str(exc), title="PromptCanary: unreadable baseline")

@@ -6,6 +6,7 @@ change. They hold results only, never a token or an API key.
 
 from __future__ import annotations
 
+import json
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -72,6 +73,19 @@ class PairOutcome(BaseModel):
         if run is None:
             return None
         return next((r for r in run.llm_responses if r.prompt_id == prompt_id), None)
+
+    def response_text(self, prompt_id: str, *, baseline: bool = False) -> str | None:
+        """What the model answered, as text to show or diff: content, then any tool calls."""
+        response = self.response(prompt_id, baseline=baseline)
+        if response is None:
+            return None
+        if response.error is not None:
+            return f"(no response: {response.error})"
+        calls = [
+            f"→ tool call {call.name}({call.arguments_raw or json.dumps(call.arguments)})"
+            for call in response.tool_calls
+        ]
+        return "\n".join([response.content, *calls] if response.content else calls)
 
 
 class StepOutcome(BaseModel):

@@ -112,11 +112,14 @@ async def run_pair(
     """Run one suite on one model, compare with the baseline and promote per ``activity``."""
     suite = loaded.suite
     provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
+    # Baselines are keyed by the model that answered: a replay of a recording made with
+    # openai/gpt-4o-mini compares with (and may become) that model's baseline.
+    model_id = provider.config.model_id
     baseline: BaselineSnapshot | None = None
     baseline_error: str | None = None
     if activity.compare:
         try:
-            baseline = backend.load(suite.name, spec.model, for_ref=activity.baseline_ref)
+            baseline = backend.load(suite.name, model_id, for_ref=activity.baseline_ref)
         except BaselineFileError as exc:
             # Run anyway: the results are reported and written; the step still exits 2.
             baseline_error = str(exc)
@@ -177,7 +180,7 @@ async def run_pair(
     return PairOutcome(
         suite_name=suite.name,
         suite_file=loaded.repo_path,
-        model=spec.model,
+        model=model_id,
         run=run,
         drift=drift,
         baseline_run=baseline.run_result if baseline is not None else None,
