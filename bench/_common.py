@@ -11,15 +11,12 @@ import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # `python bench/x.py` puts bench/, not the root, on sys.path
-    sys.path.insert(0, str(REPO_ROOT))
 
 # LiteLLM fetches its cost map from the internet at import time unless told not to.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -43,6 +40,17 @@ def rss_mb() -> float:
 def peak_rss_mb() -> float:
     """This process's peak resident set size so far, in MiB (``ru_maxrss`` is KiB on Linux)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def machine_note() -> str:
+    """Cores and load average: other work on the machine stretches every wall-clock figure."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return f"{os.cpu_count()} cores"
+    cores = os.cpu_count() or 1
+    busy = " (busy: wall-clock figures are pessimistic)" if load > cores / 2 else ""
+    return f"{cores} cores, 1-minute load average {load:.1f}{busy}"
 
 
 # ── printing ────────────────────────────────────────────────────────────────
@@ -129,8 +137,10 @@ class ServerProcess:
     """``tests/fakes/llm_server.FakeLLMServer`` with a fixed latency, in a child process."""
 
     def __init__(self, latency: float) -> None:
+        import subprocess  # not at the top: see the sys.path note above
+
         self.latency = latency
-        self._proc = subprocess.Popen(
+        self._proc: Any = subprocess.Popen(
             [sys.executable, "-c", _SERVER_SCRIPT, str(latency)],
             cwd=REPO_ROOT,
             stdin=subprocess.PIPE,
@@ -163,7 +173,7 @@ class ServerProcess:
                 self._proc.stdin.close()
         try:
             self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+        except TimeoutError:
             self._proc.kill()
             self._proc.wait()
 

@@ -1,3 +1,4 @@
+# ruff: noqa: E402
 """Evaluations per second of every built-in probe, alone and all together, on a fixed corpus.
 
 The corpus is 10,000 seeded responses: short answers, ~20 kB prose, JSON objects, fenced JSON and
@@ -16,6 +17,15 @@ the CPU figure is the stable one.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# Run as `python bench/x.py`, bench/ is first on sys.path, and bench/signal.py would shadow the
+# standard library's signal module (asyncio and subprocess import it): use the repository root
+# instead. Hence the imports below this line (ruff: noqa: E402 at the top of the file).
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
 import argparse
 import gc
 import json
@@ -23,7 +33,7 @@ import random
 import time
 from typing import Any
 
-from _common import peak_rss_mb, print_table, rss_mb
+from bench._common import machine_note, peak_rss_mb, print_table, rss_mb
 
 CORPUS_SIZE = 10_000
 QUICK_CORPUS_SIZE = 2_000
@@ -294,6 +304,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_CORPUS_SIZE:,} responses")
     args = parser.parse_args()
+    print(f"machine: {machine_note()}")
     size = QUICK_CORPUS_SIZE if args.quick else CORPUS_SIZE
     gc.collect()
     rss_start = rss_mb()

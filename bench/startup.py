@@ -1,3 +1,4 @@
+# ruff: noqa: E402
 """Start-up cost of the action: process start of ``entrypoint.py`` to first request and to exit.
 
 ``entrypoint.py`` runs as a subprocess with the environment a Docker action gets on a runner
@@ -12,22 +13,29 @@ suite with
 Reference: LiteLLM's own import time in a fresh ``python -c "import litellm"``. Target: the first
 request arrives at most 0.3 s after that. Each figure is the median of several runs.
 
-    .venv/bin/python bench/startup.py [--repeat 5] [--quick]
+    .venv/bin/python bench/startup.py [--repeat 3] [--quick]
 """
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# Run as `python bench/x.py`, bench/ is first on sys.path, and bench/signal.py would shadow the
+# standard library's signal module (asyncio and subprocess import it): use the repository root
+# instead. Hence the imports below this line (ruff: noqa: E402 at the top of the file).
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
-from _common import REPO_ROOT, median, print_table
+from bench._common import REPO_ROOT, machine_note, median, print_table
 
 TARGET_MARGIN = 0.3
 
@@ -162,10 +170,11 @@ def litellm_case(repeat: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--repeat", type=int, default=5, help="runs per measurement (median)")
-    parser.add_argument("--quick", action="store_true", help="3 runs per measurement")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    parser.add_argument("--quick", action="store_true", help="2 runs per measurement")
     args = parser.parse_args()
-    repeat = 3 if args.quick else max(1, args.repeat)
+    print(f"machine: {machine_note()}")
+    repeat = 2 if args.quick else max(1, args.repeat)
 
     python_alone = time_python("pass", repeat)
     litellm_import = time_python("import litellm", repeat)

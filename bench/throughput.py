@@ -1,3 +1,4 @@
+# ruff: noqa: E402
 """How close a run comes to the latency limit: N prompts x 3 cheap probes at concurrency c.
 
 A provider that answers every request in exactly L seconds bounds a run of N prompts at
@@ -14,6 +15,15 @@ it should be roughly the same per prompt at both sizes, not growing with N).
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# Run as `python bench/x.py`, bench/ is first on sys.path, and bench/signal.py would shadow the
+# standard library's signal module (asyncio and subprocess import it): use the repository root
+# instead. Hence the imports below this line (ruff: noqa: E402 at the top of the file).
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
 import argparse
 import asyncio
 import gc
@@ -21,7 +31,7 @@ import math
 import time
 from typing import Any
 
-from _common import build_suite, fake_server, peak_rss_mb, print_table, rss_mb
+from bench._common import build_suite, fake_server, machine_note, peak_rss_mb, print_table, rss_mb
 
 SIZES = (50, 200, 1000)
 CONCURRENCY = (1, 8, 16, 32)
@@ -60,11 +70,13 @@ def throughput_table(latency: float, quick: bool) -> None:
                 ideal = math.ceil(n / c) * latency
                 if ideal > limit:
                     rows.append(
-                        [n, c, "skipped", f"{ideal:.1f}", f"ideal > {limit:g} s", "", "", ""]
+                        [n, c, "skipped", f"{ideal:.1f}", f"ideal > {limit:g} s", "", "", "", ""]
                     )
                     continue
                 server.reset()
+                cpu = time.process_time()
                 seconds, result = run_once(server.url, n, c)
+                cpu = time.process_time() - cpu
                 stats = server.stats()
                 errored = sum(1 for r in result.llm_responses if r.errored)
                 ratio = seconds / ideal if ideal else float("nan")
@@ -76,6 +88,7 @@ def throughput_table(latency: float, quick: bool) -> None:
                         f"{ideal:.2f}",
                         f"{ratio:.2f}" + ("" if not errored else f" ({errored} errored)"),
                         f"{n / seconds:.0f}",
+                        f"{cpu / n * 1000:.2f}",
                         stats["connections"],
                         f"{peak_rss_mb():.0f}",
                     ]
@@ -83,7 +96,17 @@ def throughput_table(latency: float, quick: bool) -> None:
     print_table(
         f"Run phase vs the latency limit (L = {latency * 1000:g} ms per request, 3 cheap probes;"
         " target: ratio <= 1.25 at N=200, c=16)",
-        ["N", "c", "wall s", "ideal s", "ratio", "req/s", "connections", "peak RSS MiB"],
+        [
+            "N",
+            "c",
+            "wall s",
+            "ideal s",
+            "ratio",
+            "req/s",
+            "CPU ms/req",
+            "connections",
+            "peak RSS MiB",
+        ],
         rows,
     )
 
@@ -124,6 +147,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1, help="seconds per request")
     parser.add_argument("--quick", action="store_true", help="only the short combinations")
     args = parser.parse_args()
+    print(f"machine: {machine_note()}")
     throughput_table(args.latency, args.quick)
     memory_table(args.quick)
 
