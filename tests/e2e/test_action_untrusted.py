@@ -22,15 +22,17 @@ PROMPTS = """\
         required_keywords: [operational]
 """
 
+# The fence and the line after it are in both answers: in the diff they are context lines
+# (" ```", a valid closing fence for a three-backtick block) rather than "+" lines.
+FENCE_TAIL = "```\n**escaped the fence**\n"
+CALM = "All systems operational.\n" + FENCE_TAIL
 HOSTILE = (
-    "All systems operational.\n"
+    "All systems degraded.\n"
     "::error::pwned\n"
     "::set-output name=x::y\n"
     "::add-mask::hunter2\n"
     "cc @octocat\n"
-    "<img src=x onerror=alert(1)>\n"
-    "```\n"
-    "**escaped the fence**\n"
+    "<img src=x onerror=alert(1)>\n" + FENCE_TAIL
 )
 
 
@@ -92,8 +94,8 @@ def test_hostile_model_output_stays_inert_in_the_comment_and_the_log(
     harness.write("canary.yaml", suite_text("status", harness.llm.url, PROMPTS))
     harness.llm.script(
         "service up",
-        content="All systems operational.",
-        drifted={"content": HOSTILE.replace("operational", "degraded")},
+        content=CALM,
+        drifted={"content": HOSTILE},
     )
     created = harness.run_push({"baseline": "path", "update-baseline": "always"})
     assert created.returncode == 0, created.log
