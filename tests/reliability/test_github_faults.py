@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from tests.e2e.runner import ActionResult
 from tests.e2e.conftest import pr_event
+from tests.e2e.runner import ActionResult
 from tests.fakes.github_server import Reply
 from tests.reliability.conftest import (
     PR_NUMBER,
@@ -36,7 +36,9 @@ def _setup(harness: ActionHarness) -> None:
 
 def _publish_warnings(result: ActionResult) -> list[str]:
     return [
-        c.message for c in result.annotations("warning") if c.properties.get("title") == PUBLISH_TITLE
+        c.message
+        for c in result.annotations("warning")
+        if c.properties.get("title") == PUBLISH_TITLE
     ]
 
 
@@ -69,9 +71,7 @@ def assert_results_kept(result: ActionResult) -> None:
 
 def test_403_on_the_comment_is_a_warning_naming_the_permission(harness: ActionHarness) -> None:
     _setup(harness)
-    harness.github.fail(
-        "POST", COMMENTS, 403, message="Resource not accessible by integration"
-    )
+    harness.github.fail("POST", COMMENTS, 403, message="Resource not accessible by integration")
 
     result = harness.run_pr({"baseline": "none"})
 

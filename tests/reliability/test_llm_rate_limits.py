@@ -6,6 +6,8 @@ the retries must be counted in the report (``run.json`` ``retry_count``) and the
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from tests.reliability.conftest import (
@@ -57,6 +59,6 @@ def test_rate_limited_prompts_complete_after_honouring_retry_after(
     for prompt in LIMITED:
         seen = harness.llm.requests_matching(f"Question {prompt}?")
         assert [r["status"] for r in seen] == [429] * FAILURES_EACH + [200], prompt
-        gaps = [b["received_at"] - a["received_at"] for a, b in zip(seen, seen[1:], strict=False)]
+        gaps = [b["received_at"] - a["received_at"] for a, b in itertools.pairwise(seen)]
         assert min(gaps) >= 0.95, (prompt, gaps)
     assert harness.llm.request_count == PROMPTS + expected_retries
