@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.runner import DEFAULT_BRANCH, DEFAULT_REPOSITORY, ActionResult, run_action
+from tests.fakes.git_fixtures import GitWorkspace
 from tests.fakes.github_server import FakeGitHubServer
 from tests.fakes.llm_server import FakeLLMServer
 
@@ -238,3 +239,14 @@ def harness(
     tmp_path: Path, workspace: Path, llm_server: FakeLLMServer, github_pr: FakeGitHubServer
 ) -> Iterator[ActionHarness]:
     yield ActionHarness(tmp_path, workspace, llm_server, github_pr)
+
+
+@pytest.fixture
+def git_harness(
+    tmp_path: Path,
+    git_workspace: GitWorkspace,
+    llm_server: FakeLLMServer,
+    github_pr: FakeGitHubServer,
+) -> ActionHarness:
+    """Like ``harness``, in a real git checkout whose ``origin`` is a bare repository on disk."""
+    return ActionHarness(tmp_path, git_workspace.path, llm_server, github_pr)

@@ -148,9 +148,8 @@ def test_pr_with_drift_reports_regressions_at_the_suite_lines(harness: ActionHar
     assert result.outputs["drift-detected"] == "true"
     [comment] = harness.github.comments(PR_NUMBER)
     body = comment.body
-    assert body.startswith(
-        "**❌ 2 regression(s) in 1 of 1 model run(s)".replace("(", "\\(").replace(")", "\\)")
-    )
+    # The verdict is markdown-escaped like any text: "(s)" is written "\\(s\\)".
+    assert body.startswith("**❌ 2 regression\\(s\\) in 1 of 1 model run\\(s\\) \\(severity ")
     assert "#### Regressions: support on `openai/fake`" in body
     assert "| `refund-policy` | `mentions-days` | 1.000 → " in body
     assert "| `greeting` | `short` | 1.000 → " in body

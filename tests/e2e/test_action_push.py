@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.e2e.conftest import MAIN_SHA, MODEL, ActionHarness, line_of, suite_text
+from tests.fakes.git_fixtures import GitWorkspace
 
 pytestmark = pytest.mark.e2e
 
@@ -137,3 +138,42 @@ def test_a_config_glob_that_matches_nothing_is_a_usage_error(harness: ActionHarn
     assert result.returncode == 2, result.log
     message = _only_error(result.log, result.annotations("error"))
     assert "input 'config'" in message and "canaries/*.yaml" in message
+
+
+def test_branch_baseline_is_pushed_to_the_data_branch_and_read_by_prs(
+    git_harness: ActionHarness, git_workspace: GitWorkspace
+) -> None:
+    harness = git_harness
+    harness.llm.script(
+        "service up", content="All systems operational.", drifted={"content": "Unknown."}
+    )
+    head = git_workspace.commit_file(
+        "canary.yaml", suite_text("status", harness.llm.url, PROMPTS), "Add canaries"
+    )
+    git_workspace.run("push", "--quiet", "origin", "main")
+
+    pushed = harness.run_push({"baseline": "branch"}, after=head)
+
+    assert pushed.returncode == 0, pushed.log
+    assert pushed.outputs["baseline-status"] == "created"
+    refs = git_workspace.remote_refs()
+    assert "refs/heads/promptcanary-baselines" in refs
+    stored = git_workspace.run_in_origin(
+        "show", "promptcanary-baselines:status/openai-fake/baseline.json"
+    )
+    assert json.loads(stored)["suite_name"] == "status"
+    # The user's checkout is untouched: same HEAD, no change to tracked files.
+    assert git_workspace.rev_parse() == head
+    assert git_workspace.run("status", "--porcelain", "--untracked-files=no") == ""
+
+    harness.llm.drift = True
+    result = harness.run_pr({"baseline": "branch"})
+
+    assert result.returncode == 1, result.log
+    assert result.outputs["baseline-status"] == "found"
+    assert result.outputs["regressions"] == "1"
+    # A pull request never moves the base branch's baseline.
+    assert (
+        git_workspace.remote_refs()["refs/heads/promptcanary-baselines"]
+        == (refs["refs/heads/promptcanary-baselines"])
+    )
