@@ -73,7 +73,9 @@ def test_post_comment_posts_the_fork_runs_comment_on_its_pr(harness: ActionHarne
 def test_post_comment_refuses_when_the_pr_moved_past_the_run(harness: ActionHarness) -> None:
     fork_run(harness)
     # The contributor pushed again: the PR's head is no longer the commit the fork's run saw.
-    harness.github.state.issues[FORK_PR].pull["head_sha"] = "d7" * 20
+    pull = harness.github.state.issues[FORK_PR].pull
+    assert pull is not None
+    pull["head_sha"] = "d7" * 20
 
     result = post(harness, FORK_HEAD)
 
