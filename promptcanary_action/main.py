@@ -136,7 +136,7 @@ def action(
 
     # Results first, to disk and outputs; only then the network, which may fail.
     marker = comment_marker(settings.comment_id)
-    comment = render_comment(outcome, publish.pr_marker(marker, ctx.pr_number))
+    comment = render_comment(outcome, marker)
     summary = render_summary(outcome)
     files = write_reports(outcome, report_dir, comment, summary)
     set_outputs(workflow, outcome, files)

@@ -6,10 +6,11 @@ results are already in the report folder, the outputs and the job summary when t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, Protocol
+
+from pydantic import ValidationError
 
 from promptcanary.core.models import slugify
 from promptcanary_action.activity import Activity
@@ -17,11 +18,15 @@ from promptcanary_action.annotations import Annotation, build_annotations
 from promptcanary_action.context import EventContext
 from promptcanary_action.github import GitHubClient, GitHubError, GitHubPermissionError
 from promptcanary_action.outcome import PairOutcome, StepOutcome
-from promptcanary_action.render import check_run_output, comment_marker, render_issue
+from promptcanary_action.render import (
+    check_run_output,
+    comment_marker,
+    render_comment,
+    render_issue,
+)
+from promptcanary_action.report_dir import STEP_FILE
 from promptcanary_action.settings import Settings
 from promptcanary_action.workflow import Workflow
-
-_PR_MARKER_RE = re.compile(r"<!-- promptcanary-action:pr=(\d+) -->")
 
 
 class GitHubPort(Protocol):
@@ -59,11 +64,6 @@ def make_github(settings: Settings) -> GitHubClient | None:
     if not settings.github_token or not settings.github.repository:
         return None
     return GitHubClient(settings.github_token, settings.github.repository, settings.github.api_url)
-
-
-def pr_marker(marker: str, pr_number: int | None) -> str:
-    """The hidden marker, plus the PR number so that post-comment mode knows where to post."""
-    return marker if pr_number is None else f"{marker}\n<!-- promptcanary-action:pr={pr_number} -->"
 
 
 def _warn(workflow: Workflow, exc: GitHubError, *, fork: bool = False) -> None:
@@ -189,38 +189,45 @@ def post_comment_file(
     workflow: Workflow,
     report_dir: Path,
 ) -> int:
-    """``mode: post-comment``: post the comment file a fork's run left (the workflow_run half)."""
-    path = report_dir / "comment.md"
+    """``mode: post-comment``: post the report a fork's run left (the workflow_run half).
+
+    The report folder comes from an untrusted run, so its markdown is never posted as is: the
+    comment is rendered again, with our escaping, from the structured ``step.json``.
+    """
+    path = report_dir / STEP_FILE
     if not path.is_file():
         raise PostCommentError(
             f"mode 'post-comment': {path} not found; download the artifact holding the fork run's "
             "report folder into 'report-dir' first"
         )
-    body = path.read_text(encoding="utf-8")
-    match = _PR_MARKER_RE.search(body)
-    if match is None:
-        raise PostCommentError(f"{path}: no pull request number in the comment file")
-    pr_number = int(match.group(1))
+    try:
+        outcome = StepOutcome.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise PostCommentError(
+            f"{path}: not a PromptCanary step report ({exc.error_count()} "
+            "problem(s)); was it produced by this version of the action?"
+        ) from None
+    if outcome.pr_number is None:
+        raise PostCommentError(f"{path}: the run was not for a pull request; nothing to post")
     if github is None:
         raise PostCommentError("mode 'post-comment' needs the 'github-token' input")
-    # The file comes from an untrusted run: only post where that run's commit is the PR's head.
+    # Only post where the run's commit is the PR's head: a fork cannot aim at another PR.
     try:
-        head = github.pull_head_sha(pr_number)
+        head = github.pull_head_sha(outcome.pr_number)
     except GitHubError as exc:
         _warn(workflow, exc)
         return 0
     expected = ctx.head_sha if ctx.event_name == "workflow_run" else None
     if expected and head != expected:
         raise PostCommentError(
-            f"{path}: pull request #{pr_number} is at {head[:12]}, not at the commit of the "
-            f"workflow run that produced this comment ({expected[:12]}); not posting"
+            f"{path}: pull request #{outcome.pr_number} is at {head[:12]}, not at the commit of "
+            f"the workflow run that produced this report ({expected[:12]}); not posting"
         )
-    body = _PR_MARKER_RE.sub("", body)
     marker = comment_marker(settings.comment_id)
     try:
         url = github.upsert_comment(
-            pr_number,
-            body.replace(marker, "").rstrip(),
+            outcome.pr_number,
+            render_comment(outcome, marker),
             marker,
             mode="new" if settings.comment == "new" else "update",
         )

@@ -5,6 +5,7 @@ Layout of ``report-dir``::
     comment.md                 the PR comment exactly as posted (or to post from workflow_run)
     summary.md                 the job summary
     outcome.json               verdict, gate and per-pair figures
+    step.json                  the whole outcome (post-comment mode re-renders the comment from it)
     <suite>/<model>/run.json   the full run (responses, scores, provenance)
     <suite>/<model>/drift.json the comparison, when there was a baseline
     <suite>/<model>/snapshot.json  this run as a baseline snapshot (for artifact or path mode)
@@ -20,6 +21,9 @@ from promptcanary.core.models import BaselineSnapshot, slugify
 from promptcanary.storage.base import atomic_write_text, snapshot_to_json
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
 from promptcanary_action.workflow import Workflow
+
+STEP_FILE = "step.json"
+"""The whole StepOutcome, from which post-comment mode re-renders the comment."""
 
 
 @dataclass
@@ -50,6 +54,7 @@ def write_reports(outcome: StepOutcome, directory: Path, comment: str, summary: 
         snap_path = folder / "snapshot.json"
         atomic_write_text(snap_path, snapshot_to_json(snapshot))
         files.snapshots.append(snap_path)
+    atomic_write_text(directory / STEP_FILE, outcome.model_dump_json() + "\n")
     atomic_write_text(
         directory / "outcome.json", json.dumps(outcome_json(outcome), indent=2) + "\n"
     )

@@ -3,6 +3,9 @@ folder; a ``workflow_run`` workflow posts it with ``mode: post-comment``."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from tests.e2e.conftest import ActionHarness, suite_text, workflow_run_event
@@ -84,4 +87,38 @@ def test_post_comment_refuses_when_the_pr_moved_past_the_run(harness: ActionHarn
     assert f"#{FORK_PR}" in error.message
     assert "d7d7d7d7d7d7" in error.message and FORK_HEAD[:12] in error.message
     assert "not posting" in error.message
+    assert harness.github.comments(FORK_PR) == []
+
+
+def test_post_comment_rerenders_instead_of_posting_the_forks_markdown(
+    harness: ActionHarness,
+) -> None:
+    """A fork controls its report folder: its markdown must never be posted as the bot's."""
+    report_dir = fork_run(harness).report_dir
+    (report_dir / "comment.md").write_text("@octocat <img src=x> pwned\n", encoding="utf-8")
+    step = report_dir / "step.json"
+    data = json.loads(step.read_text(encoding="utf-8"))
+    data["warnings"].append("ping @octo-org/admins <img src=x> ![i](http://e/x.png)")
+    step.write_text(json.dumps(data), encoding="utf-8")
+
+    result = post(harness, FORK_HEAD)
+
+    assert result.returncode == 0, result.log
+    [comment] = harness.github.comments(FORK_PR)
+    assert "pwned" not in comment.body
+    assert "admins" in comment.body  # the warning is shown, but inert:
+    assert re.search(r"(?<![\w`])@[A-Za-z0-9]", comment.body) is None
+    assert "<img" not in comment.body and "![i](" not in comment.body
+    assert "| status | `openai/fake` |" in comment.body
+
+
+def test_post_comment_rejects_a_report_that_is_not_ours(harness: ActionHarness) -> None:
+    report_dir = fork_run(harness).report_dir
+    (report_dir / "step.json").write_text('{"pairs": "nope"}', encoding="utf-8")
+
+    result = post(harness, FORK_HEAD)
+
+    assert result.returncode == 2, result.log
+    [error] = result.annotations("error")
+    assert "step.json" in error.message
     assert harness.github.comments(FORK_PR) == []
