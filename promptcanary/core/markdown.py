@@ -65,6 +65,8 @@ _GH_REF_RE = re.compile(r"(?<![A-Za-z0-9])(GH)(?=-\d)", re.IGNORECASE)
 _SCHEME_RE = re.compile(r"(?<=[A-Za-z]):(?=//)")
 _WWW_RE = re.compile(r"(?<![A-Za-z0-9])(www)(?=\.)", re.IGNORECASE)
 _BACKTICK_RUN_RE = re.compile(r"`+")
+# ``#123`` and ``owner/repo#123``: the issue references a code block must still break.
+_ISSUE_REF_RE = re.compile(r"#(?=\d)")
 _LANG_RE = re.compile(r"[^A-Za-z0-9_+.#-]")
 
 
@@ -142,6 +144,10 @@ def code_block(text: str, lang: str = "", *, neutralize: bool = True) -> str:
     body = sanitize(text)
     if neutralize:
         body = body.replace("@", "@" + ZWSP)
+        if "#" in body:
+            body = _ISSUE_REF_RE.sub("#" + ZWSP, body)
+        if "gh-" in body.lower():
+            body = _GH_REF_RE.sub(r"\1" + ZWSP, body)
     longest = max((len(m) for m in _BACKTICK_RUN_RE.findall(body)), default=0)
     fence = "`" * max(3, longest + 1)
     info = _LANG_RE.sub("", lang)[:32]
