@@ -7,7 +7,7 @@ chronologically; the id prefix lets a snapshot be found by id without reading ev
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,9 @@ class FileBaselineStore:
 
     @staticmethod
     def _filename(*, suite_name: str, model_id: str, ts: datetime, snap_id: str) -> str:
-        stamp = ts.strftime("%Y%m%dT%H%M%S%fZ")
+        # Names sort chronologically only if every stamp is in one zone: UTC (naive = UTC).
+        utc = ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+        stamp = utc.strftime("%Y%m%dT%H%M%S%fZ")
         return f"{slugify(suite_name, 60)}__{slugify(model_id, 60)}__{stamp}_{snap_id[:8]}.json"
 
     def _list_files(self, suite_name: str | None = None, model_id: str | None = None) -> list[Path]:
