@@ -56,6 +56,8 @@ class FileBaselineStore:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise BaselineFileError(str(path), f"cannot be read ({exc.strerror})") from None
+        except UnicodeDecodeError as exc:
+            raise BaselineFileError(str(path), f"not UTF-8 text ({exc.reason})") from None
         return snapshot_from_json(text, str(path))
 
     def load_from_path(self, path: str | Path) -> BaselineSnapshot:
