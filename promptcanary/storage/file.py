@@ -131,6 +131,8 @@ class FileBaselineStore:
                 data = json.loads(f.read_text(encoding="utf-8"))
                 if not isinstance(data, dict):
                     raise ValueError("not a JSON object")
+                if not isinstance(data.get("provider") or {}, dict):
+                    raise ValueError("'provider' is not a JSON object")
             except (OSError, ValueError) as exc:
                 entries.append({"path": str(f), "error": f"unreadable baseline file: {exc}"})
                 continue
