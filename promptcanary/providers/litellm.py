@@ -307,9 +307,16 @@ class LiteLLMProvider(BaseLLMProvider):
 
     def _scrub(self, text: str) -> str:
         """Remove the API key (and anything else secret-looking) from an error message."""
-        for name, value in self.config.extra_params.items():
-            if isinstance(value, str) and len(value) >= 4 and is_secret_name(name):
-                text = text.replace(value, "***")
+        secrets = {
+            value
+            for name, value in self.config.extra_params.items()
+            if isinstance(value, str) and len(value) >= 4 and is_secret_name(name)
+        }
+        # LiteLLM also reads keys from the environment (OPENAI_API_KEY, ...), and a proxy or a
+        # misbehaving endpoint may echo the key it got; short values would over-match.
+        secrets.update(v for n, v in os.environ.items() if len(v) >= 8 and is_secret_name(n))
+        for value in sorted(secrets, key=len, reverse=True):
+            text = text.replace(value, "***")
         return text
 
 
