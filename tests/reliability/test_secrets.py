@@ -111,3 +111,24 @@ def test_no_secret_reaches_any_report_output_log_request_or_git_history(
     params = snapshot["provider"]["extra_params"]
     assert params["api_key"] == "***"
     assert "api_base" in params
+
+
+def test_a_provider_error_echoing_the_keys_does_not_leak_them(harness: ActionHarness) -> None:
+    # OpenAI echoes a masked key in its 401 message; a proxy or a hostile endpoint may echo it
+    # whole. The reason is recorded and shown in the comment: it must not carry the key.
+    harness.env = {"OPENAI_API_KEY": ENV_KEY}
+    harness.write("canary.yaml", _suite(harness.llm.url))
+    harness.llm.script(
+        None,
+        status=401,
+        error_message=f"Incorrect API key provided: {ENV_KEY} (also tried {PARAM_KEY})",
+    )
+
+    result = harness.run_pr({"baseline": "none"})
+
+    assert result.returncode == 3, result.log
+    [comment] = harness.github.comments(7)
+    places = _places(result)
+    places["comment"] = comment.body
+    assert any("Incorrect API key provided" in text for text in places.values())
+    _assert_absent(places)
