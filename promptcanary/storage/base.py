@@ -70,7 +70,10 @@ def snapshot_from_json(text: str, location: str) -> BaselineSnapshot:
             f"({SCHEMA_VERSION}); upgrade the action or re-create the baseline",
         )
     # Version 1 (PromptCanary's own format) lacks probe keys, samples and provenance: the model's
-    # defaults fill them, which is exactly the migration (keys default to probe ids).
+    # defaults fill them, which is exactly the migration (keys default to probe ids). It keeps
+    # the note under "_note".
+    if version == 1 and "note" not in data and "_note" in data:
+        data["note"] = data.pop("_note")
     data["schema_version"] = SCHEMA_VERSION
     try:
         return BaselineSnapshot.model_validate(data)

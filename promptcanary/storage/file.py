@@ -143,7 +143,7 @@ class FileBaselineStore:
                     "suite_name": data.get("suite_name", "?"),
                     "model_id": (data.get("provider") or {}).get("model_id", "?"),
                     "created_at": data.get("created_at", "?"),
-                    "note": data.get("note", ""),
+                    "note": data.get("note", data.get("_note", "")),  # v1 wrote "_note"
                 }
             )
         return entries
