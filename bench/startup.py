@@ -21,9 +21,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# Run as `python bench/x.py`, bench/ is first on sys.path, and bench/signal.py would shadow the
-# standard library's signal module (asyncio and subprocess import it): use the repository root
-# instead. Hence the imports below this line (ruff: noqa: E402 at the top of the file).
+# Run as `python bench/x.py`, bench/ is first on sys.path: use the repository root instead, so
+# `bench._common` and the packages import the same way from anywhere. Hence the imports below this line (ruff: noqa: E402 at the top of the file).
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 

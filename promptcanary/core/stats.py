@@ -9,7 +9,7 @@ What :func:`compare` uses, and why:
   hypergeometric distribution (``math.comb``). It is exact *conditionally on the margins* (total
   passes), which is what makes the untestable-hypothesis filter below valid. Lancaster's mid-p
   (``mid_p=True``) and Boschloo's unconditional test were weighed: for 10 vs 10 samples and a
-  0.95 → 0.50 drop both raise single-test power from 0.63 to 0.72, and in ``bench/signal.py``
+  0.95 → 0.50 drop both raise single-test power from 0.63 to 0.72, and in ``bench/drift_signal.py``
   mid-p lifts detection at samples = 10 from 26% to 43% of runs. But mid-p is not a valid p-value
   conditionally on the margins (it can reject with up to twice the nominal probability), so with
   the filter its false-alarm control is only empirical: 5.2% of runs on the bench's all-flaky

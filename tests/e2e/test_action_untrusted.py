@@ -3,6 +3,7 @@ output, and a run whose model cannot be reached at all."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -63,7 +64,9 @@ def test_fork_pr_without_write_permission_leaves_the_comment_in_a_file(
     comment_file = Path(result.outputs["comment-file"])
     body = comment_file.read_text(encoding="utf-8")
     assert body.startswith("**✅ 1 model run")
-    assert f"<!-- promptcanary-action:pr={FORK_PR} -->" in body
+    # The structured report that post-comment mode re-renders knows which PR it is for.
+    step = json.loads((result.report_dir / "step.json").read_text(encoding="utf-8"))
+    assert step["pr_number"] == FORK_PR
     assert "comment-url" not in result.outputs
     # The job summary carries the same report.
     assert "| status | `openai/fake` |" in result.summary
