@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 # Run as `python bench/x.py`, bench/ is first on sys.path: use the repository root instead, so
-# `bench._common` and the packages import the same way from anywhere. Hence the imports below this line (ruff: noqa: E402 at the top of the file).
+# `bench._common` and the packages import the same way from anywhere. Hence the imports
+# below this line (ruff: noqa: E402 at the top of the file).
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
