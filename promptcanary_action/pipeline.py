@@ -9,7 +9,7 @@ from __future__ import annotations
 import glob
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +88,10 @@ def promotion_allowed(policy: str, run: CanaryRunResult, has_regressions: bool) 
 
 
 def _age_note(snapshot: BaselineSnapshot, now: datetime, max_age_days: int) -> str | None:
-    age = (now - snapshot.created_at).days
+    created = snapshot.created_at
+    if created.tzinfo is None:  # hand-written or older documents: read a bare time as UTC
+        created = created.replace(tzinfo=UTC)
+    age = (now - created).days
     if max_age_days and age > max_age_days:
         return (
             f"The baseline is {age} days old (limit {max_age_days}): drift may have accumulated "
