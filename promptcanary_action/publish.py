@@ -103,7 +103,9 @@ def start_check_run(
 
 
 def conclusion(outcome: StepOutcome) -> str:
-    if outcome.gate_failed or outcome.untrustworthy:
+    # An unreadable baseline fails the step (exit 2): the check run must not show it green.
+    broken = any(p.baseline_error for p in outcome.pairs)
+    if outcome.gate_failed or outcome.untrustworthy or broken:
         return "failure"
     return "neutral" if outcome.drift_detected else "success"
 
