@@ -68,7 +68,9 @@ def make_github(settings: Settings) -> GitHubClient | None:
 
 def _warn(workflow: Workflow, exc: GitHubError, *, fork: bool = False) -> None:
     message = str(exc)
-    if fork and isinstance(exc, GitHubPermissionError):
+    # GitHubPermissionError already explains forks for the permissions a fork run lacks most
+    # often (pull-requests, checks); saying it twice buries the fix.
+    if fork and isinstance(exc, GitHubPermissionError) and "fork" not in message:
         # Only the comment has a second way out; a check run cannot be posted later.
         if exc.permission == "pull-requests: write":
             message += (
