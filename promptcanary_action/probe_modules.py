@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -18,8 +19,21 @@ class ProbeModuleError(Exception):
     """A custom probe module could not be imported; names the file and the cause."""
 
 
-def _import_file(path: Path) -> ModuleType:
-    name = f"promptcanary_user_probes.{path.stem}"
+def _module_name(path: Path, base_dir: Path) -> str:
+    """A module name unique per file: ``team_a/probes.py`` and ``team_b/probes.py`` differ.
+
+    Two files sharing a stem must not share a name, or the second replaces the first's classes
+    under the same qualified name and a duplicate probe id goes unreported.
+    """
+    try:
+        parts = path.resolve().with_suffix("").relative_to(base_dir.resolve()).parts
+    except ValueError:  # outside the working directory (an absolute path)
+        parts = path.resolve().with_suffix("").parts[1:]
+    return "promptcanary_user_probes." + "__".join(re.sub(r"\W", "_", p) for p in parts)
+
+
+def _import_file(path: Path, base_dir: Path) -> ModuleType:
+    name = _module_name(path, base_dir)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ProbeModuleError(f"{path}: not a Python file that can be imported")
@@ -55,7 +69,7 @@ def import_probe_modules(entries: list[str], *, base_dir: Path) -> list[ModuleTy
                 f"'working-directory', here {base_dir})"
             )
         try:
-            modules.append(_import_file(path) if path else importlib.import_module(entry))
+            modules.append(_import_file(path, base_dir) if path else importlib.import_module(entry))
         except ProbeModuleError:
             raise
         except Exception as exc:  # user code may raise anything at import time
