@@ -55,6 +55,11 @@ def _where(exc: BaseException, path: Path | None) -> str:
     return str(path) if path is not None else ""
 
 
+def _is_prefix(module: str, entry: str) -> bool:
+    """``pkg`` and ``pkg.probes`` are the entry ``pkg.probes`` or one of its packages."""
+    return entry == module or entry.startswith(module + ".")
+
+
 def import_probe_modules(entries: list[str], *, base_dir: Path) -> list[ModuleType]:
     """Import every entry; the first failure raises :class:`ProbeModuleError`."""
     modules: list[ModuleType] = []
@@ -72,6 +77,19 @@ def import_probe_modules(entries: list[str], *, base_dir: Path) -> list[ModuleTy
             modules.append(_import_file(path, base_dir) if path else importlib.import_module(entry))
         except ProbeModuleError:
             raise
+        except ModuleNotFoundError as exc:
+            # The entry itself (or its package) is missing, not a dependency the module imports.
+            if path is None and exc.name is not None and _is_prefix(exc.name, entry):
+                raise ProbeModuleError(
+                    f"input 'probe-modules': {entry}: no such module ({exc}); give a file path "
+                    f"ending in .py, or a module importable from 'working-directory', here "
+                    f"{base_dir}"
+                ) from exc
+            where = _where(exc, path) or entry
+            raise ProbeModuleError(
+                f"{where}: importing custom probe module {entry!r} failed: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
         except Exception as exc:  # user code may raise anything at import time
             where = _where(exc, path) or entry
             raise ProbeModuleError(
