@@ -43,13 +43,20 @@ def _import_file(path: Path, base_dir: Path) -> ModuleType:
     return module
 
 
-def _where(exc: BaseException, path: Path | None) -> str:
-    """The innermost frame in the user's file, so the message points at their line."""
+def _where(exc: BaseException, path: Path | None, base_dir: Path) -> str:
+    """The innermost frame in the user's code, so the message points at their line.
+
+    For a file entry that is the file itself; for a dotted module, whose file is only known to
+    the import system, the innermost frame in a file under the working directory.
+    """
     frames = traceback.extract_tb(exc.__traceback__)
     if path is not None:
         own = [f for f in frames if Path(f.filename).resolve() == path.resolve()]
-        if own:
-            return f"{path}:{own[-1].lineno}"
+    else:
+        root = base_dir.resolve()
+        own = [f for f in frames if Path(f.filename).resolve().is_relative_to(root)]
+    if own:
+        return f"{path or own[-1].filename}:{own[-1].lineno}"
     if isinstance(exc, SyntaxError) and exc.filename:
         return f"{exc.filename}:{exc.lineno}"
     return str(path) if path is not None else ""
@@ -85,13 +92,13 @@ def import_probe_modules(entries: list[str], *, base_dir: Path) -> list[ModuleTy
                     f"ending in .py, or a module importable from 'working-directory', here "
                     f"{base_dir}"
                 ) from exc
-            where = _where(exc, path) or entry
+            where = _where(exc, path, base_dir) or entry
             raise ProbeModuleError(
                 f"{where}: importing custom probe module {entry!r} failed: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
         except Exception as exc:  # user code may raise anything at import time
-            where = _where(exc, path) or entry
+            where = _where(exc, path, base_dir) or entry
             raise ProbeModuleError(
                 f"{where}: importing custom probe module {entry!r} failed: "
                 f"{type(exc).__name__}: {exc}"
