@@ -52,10 +52,19 @@ def _provider_factory(model: str, params: dict[str, Any], base_dir: Path) -> Bas
 
 def load_suites(settings: Settings, base_dir: Path) -> list[LoadedSuite]:
     workspace = settings.github.workspace or base_dir
-    return [
-        LoadedSuite(load_suite(path), path, repo_relative(path, workspace))
-        for path in find_suite_files(settings.config, base_dir)
-    ]
+    suites: list[LoadedSuite] = []
+    names: dict[str, Path] = {}
+    for path in find_suite_files(settings.config, base_dir):
+        suite = load_suite(path)
+        if suite.name in names:
+            # Baselines and report folders are keyed by suite name: two would overwrite each other.
+            raise UsageError(
+                f"{path}: suite name {suite.name!r} is also used by {names[suite.name]}; "
+                "give each suite file its own `name:`"
+            )
+        names[suite.name] = path
+        suites.append(LoadedSuite(suite, path, repo_relative(path, workspace)))
+    return suites
 
 
 def _needs_litellm(suites: list[LoadedSuite], settings: Settings) -> bool:

@@ -49,6 +49,8 @@ def find_suite_files(patterns: Sequence[str], base_dir: Path) -> list[Path]:
             )
         for match in matches:
             path = (base_dir / match).resolve()
+            if path.is_dir():
+                continue  # a glob like `canaries/**` also matches folders
             if path not in found:
                 found.append(path)
     return found
@@ -141,19 +143,17 @@ async def run_pair(
     notes: list[str] = []
     drift = None
     if baseline is not None:
+        rescored = 0
         if needs_rescore(baseline, suite):
-            baseline, count = rescore(baseline, suite)
-            notes.append(
-                f"Probes changed since the baseline: re-scored {count} stored response(s) with "
-                "the current probes, so probe edits are not reported as model drift."
-            )
+            # Probe edits must not read as model drift: score stored answers with today's probes.
+            baseline, rescored = rescore(baseline, suite)
         drift = compare(
             baseline,
             run,
             regression_threshold=settings.regression_threshold,
             improvement_threshold=settings.improvement_threshold,
             alpha=settings.alpha,
-        )
+        ).model_copy(update={"rescored_responses": rescored})
         age = _age_note(baseline, now(), settings.baseline_max_age_days)
         if age:
             notes.append(age)

@@ -491,14 +491,16 @@ def test_changed_probes_rescore_the_baseline_with_a_note() -> None:
     pair = pair_run(backend, act=PR)
     assert pair.drift is not None
     assert pair.drift.improvements == [] and pair.drift.regressions == []
-    assert any("re-scored 2 stored response(s)" in n for n in pair.notes)
+    assert pair.drift.rescored_responses == 2
+    outcome = build_outcome([pair], Settings(), warnings=[])
+    assert "2 baseline responses re-scored" in render_comment(outcome, "<!-- m -->")
 
 
 def test_unchanged_probes_are_not_rescored() -> None:
     backend = DictBackend()
     seed_baseline(backend)
     pair = pair_run(backend, act=PR)
-    assert not any("re-scored" in n for n in pair.notes)
+    assert pair.drift is not None and pair.drift.rescored_responses == 0
 
 
 @pytest.mark.parametrize(

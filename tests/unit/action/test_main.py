@@ -1,0 +1,50 @@
+"""main.load_suites: suite files found by the `config` input, each loaded once, names unique."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from promptcanary_action.errors import UsageError
+from promptcanary_action.main import load_suites
+from promptcanary_action.settings import GitHubEnv, Settings
+
+SUITE = """\
+name: {name}
+probes:
+  - type: json_validity
+prompts:
+  - text: Return JSON.
+"""
+
+
+def _settings(workspace: Path, *config: str) -> Settings:
+    return dataclasses.replace(
+        Settings(), config=list(config), github=GitHubEnv(workspace=workspace)
+    )
+
+
+def test_load_suites_skips_folders_a_glob_matches_and_keeps_repo_paths(tmp_path: Path) -> None:
+    (tmp_path / "canaries" / "nested").mkdir(parents=True)
+    (tmp_path / "canaries" / "a.yaml").write_text(SUITE.format(name="a"), encoding="utf-8")
+    (tmp_path / "canaries" / "nested" / "b.yaml").write_text(
+        SUITE.format(name="b"), encoding="utf-8"
+    )
+
+    suites = load_suites(_settings(tmp_path, "canaries/**"), tmp_path)
+
+    assert [s.suite.name for s in suites] == ["a", "b"]
+    assert [s.repo_path for s in suites] == ["canaries/a.yaml", "canaries/nested/b.yaml"]
+
+
+def test_two_suite_files_with_one_name_are_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "one.yaml").write_text(SUITE.format(name="same"), encoding="utf-8")
+    (tmp_path / "two.yaml").write_text(SUITE.format(name="same"), encoding="utf-8")
+
+    with pytest.raises(UsageError) as caught:
+        load_suites(_settings(tmp_path, "*.yaml"), tmp_path)
+
+    message = str(caught.value)
+    assert "two.yaml" in message and "one.yaml" in message and "'same'" in message
