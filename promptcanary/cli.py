@@ -11,8 +11,6 @@ Model text reaches the terminal (probe details quote it), so everything printed 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,12 +18,12 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
+from promptcanary.core.gate import FAIL_ON, gate_failed
 from promptcanary.core.markdown import sanitize
 from promptcanary.core.models import (
     BaselineSnapshot,
     CanaryRunResult,
     DriftReport,
-    DriftSeverity,
     ProbeComparison,
     slugify,
 )
@@ -36,7 +34,6 @@ from promptcanary.storage.base import BaselineFileError, atomic_write_text
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_UNTRUSTED = 0, 1, 2, 3
 DEFAULT_BASELINE_DIR = ".promptcanary/baselines"
-FAIL_ON = ("regression", "failure", "never", "low", "medium", "high", "critical")
 _DETAILS_LIMIT = 160
 _PROBES_CHANGED = (
     "The probes changed between the baseline and this run; pass --config SUITE to re-score "
@@ -127,19 +124,6 @@ def format_drift(report: DriftReport, notes: Sequence[str] = ()) -> str:
     return terminal_safe("\n".join(lines))
 
 
-def gate_failed(report: DriftReport | None, current: CanaryRunResult, fail_on: str) -> bool:
-    """The ``--fail-on`` rule: regression, failure (any failed probe), never, or a severity."""
-    if fail_on == "never":
-        return False
-    if fail_on == "failure":
-        return bool(current.failed_probes)
-    if report is None:
-        return False
-    if fail_on == "regression":
-        return report.has_regressions
-    return report.severity.at_least(DriftSeverity(fail_on))
-
-
 # ── starter suite ───────────────────────────────────────────────────────────────────────────────
 
 STARTER_SUITE = """\
@@ -203,26 +187,12 @@ def cmd_init(args: argparse.Namespace, out: TextIO) -> int:
 
 def _import_probe_modules(entries: Sequence[str]) -> None:
     """Import custom probe files or modules so their probes register before the suite loads."""
-    for entry in entries:
-        try:
-            if entry.endswith(".py") or "/" in entry:
-                path = Path(entry)
-                if not path.is_file():
-                    raise CliError(f"--probe-module {entry}: no such file")
-                spec = importlib.util.spec_from_file_location(f"promptcanary_cli_{path.stem}", path)
-                if spec is None or spec.loader is None:
-                    raise CliError(f"--probe-module {entry}: not an importable Python file")
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[spec.name] = module
-                spec.loader.exec_module(module)
-            else:
-                importlib.import_module(entry)
-        except CliError:
-            raise
-        except Exception as exc:  # user code may raise anything at import time
-            raise CliError(
-                f"--probe-module {entry}: import failed: {type(exc).__name__}: {exc}"
-            ) from exc
+    from promptcanary.core.plugins import ProbeModuleError, import_probe_modules
+
+    try:
+        import_probe_modules(entries, base_dir=Path.cwd(), label="--probe-module")
+    except ProbeModuleError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _load_suite(path: str) -> CanarySuite:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from promptcanary.core.config import SuiteConfigError, load_suite
+from promptcanary.core.plugins import ProbeModuleError, import_probe_modules
 from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError
 from promptcanary.providers.factory import REPLAY_PREFIX, make_provider
 from promptcanary.providers.replay import ReplayFileError
@@ -37,7 +38,6 @@ from promptcanary_action.pipeline import (
     repo_relative,
     run_pair,
 )
-from promptcanary_action.probe_modules import ProbeModuleError, import_probe_modules
 from promptcanary_action.render import comment_marker, render_comment, render_summary
 from promptcanary_action.report_dir import set_outputs, write_reports
 from promptcanary_action.settings import InputError, Settings
@@ -122,7 +122,9 @@ def action(
     activity = decide(ctx, settings)
     for note in (*ctx.warnings, *activity.notes):
         workflow.notice(note)
-    import_probe_modules(settings.probe_modules, base_dir=base_dir)
+    import_probe_modules(
+        settings.probe_modules, base_dir=base_dir, label="input 'probe-modules'"
+    )
     suites = load_suites(settings, base_dir)
     if prewarm is not None and _needs_litellm(suites, settings):
         prewarm()  # overlap LiteLLM's slow import with baseline loading

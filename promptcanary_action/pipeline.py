@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from promptcanary.core.comparator import compare
+from promptcanary.core.gate import gate_failed as run_gate_failed
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftSeverity
 from promptcanary.core.rescore import needs_rescore, rescore
 from promptcanary.core.suite import CanarySuite, ModelSpec
@@ -200,19 +201,9 @@ async def run_pair(
     )
 
 
-SEVERITY_GATES = {s.value: s for s in DriftSeverity if s is not DriftSeverity.NONE}
-
-
 def gate_failed(pairs: Sequence[PairOutcome], fail_on: str) -> bool:
-    """The merge gate of ``fail-on``: regression, failure, never, or a minimum severity."""
-    if fail_on == "never":
-        return False
-    if fail_on == "regression":
-        return any(p.regression_count for p in pairs)
-    if fail_on == "failure":
-        return any(p.run.failed_probes for p in pairs)
-    threshold = SEVERITY_GATES[fail_on]
-    return any(p.severity.at_least(threshold) for p in pairs)
+    """The merge gate of ``fail-on`` over every pair: one failing pair fails the step."""
+    return any(run_gate_failed(p.drift, p.run, fail_on) for p in pairs)
 
 
 def untrustworthy_pairs(pairs: Sequence[PairOutcome], max_error_rate: float) -> list[PairOutcome]:

@@ -17,6 +17,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from promptcanary.core.gate import FAIL_ON
+
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
 
@@ -28,15 +30,7 @@ Mode = Literal["run", "post-comment"]
 
 BASELINE_KINDS: tuple[str, ...] = ("branch", "artifact", "path", "none")
 UPDATE_BASELINE_CHOICES: tuple[str, ...] = ("auto", "always", "never")
-FAIL_ON_CHOICES: tuple[str, ...] = (
-    "regression",
-    "failure",
-    "never",
-    "low",
-    "medium",
-    "high",
-    "critical",
-)
+FAIL_ON_CHOICES: tuple[str, ...] = FAIL_ON  # the engine's gate decides what each one means
 COMMENT_CHOICES: tuple[str, ...] = ("update", "new", "off")
 MODE_CHOICES: tuple[str, ...] = ("run", "post-comment")
 

@@ -10,8 +10,8 @@ from textwrap import dedent
 
 import pytest
 
+from promptcanary.core.plugins import ProbeModuleError, import_probe_modules
 from promptcanary.core.probes.base import ProbeRegistryError, get_probe_registry
-from promptcanary_action.probe_modules import ProbeModuleError, import_probe_modules
 
 
 def unique(prefix: str) -> str:
@@ -129,7 +129,7 @@ def test_a_syntax_error_names_file_and_line(tmp_path: Path) -> None:
 
 def test_a_missing_file_names_the_input(tmp_path: Path) -> None:
     with pytest.raises(ProbeModuleError) as info:
-        import_probe_modules(["probes/nope.py"], base_dir=tmp_path)
+        import_probe_modules(["probes/nope.py"], base_dir=tmp_path, label="input 'probe-modules'")
     message = str(info.value)
     assert message.startswith("input 'probe-modules': probes/nope.py: no such file")
     assert str(tmp_path) in message
@@ -138,9 +138,11 @@ def test_a_missing_file_names_the_input(tmp_path: Path) -> None:
 def test_a_missing_module_names_the_input(tmp_path: Path) -> None:
     name = unique("no_such_module")
     with pytest.raises(ProbeModuleError) as info:
-        import_probe_modules([name], base_dir=tmp_path)
+        import_probe_modules([name], base_dir=tmp_path, label="--probe-module")
     message = str(info.value)
-    assert message.startswith(f"input 'probe-modules': {name}: no such module")
+    assert message.startswith(f"--probe-module {name}: no such module") or message.startswith(
+        f"--probe-module: {name}: no such module"
+    )
     assert str(tmp_path) in message
 
 

@@ -1,4 +1,7 @@
-"""Import the workspace's custom probe modules before suites are loaded.
+"""Import custom probe modules (files or dotted modules) before suites are loaded.
+
+Used by the CLI (``--probe-module``) and the action (input ``probe-modules``); ``label`` names
+where the entry came from in error messages.
 
 Each entry is a Python file (``probes/my_probes.py``) or a dotted module (``myproject.probes``).
 Importing registers every ``BaseProbe`` subclass and ``@probe`` function the module defines.
@@ -11,6 +14,7 @@ import importlib.util
 import re
 import sys
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -67,7 +71,9 @@ def _is_prefix(module: str, entry: str) -> bool:
     return entry == module or entry.startswith(module + ".")
 
 
-def import_probe_modules(entries: list[str], *, base_dir: Path) -> list[ModuleType]:
+def import_probe_modules(
+    entries: Sequence[str], *, base_dir: Path, label: str = "probe module"
+) -> list[ModuleType]:
     """Import every entry; the first failure raises :class:`ProbeModuleError`."""
     modules: list[ModuleType] = []
     if str(base_dir) not in sys.path:
@@ -77,8 +83,7 @@ def import_probe_modules(entries: list[str], *, base_dir: Path) -> list[ModuleTy
         path = (base_dir / entry) if looks_like_file else None
         if path is not None and not path.is_file():
             raise ProbeModuleError(
-                f"input 'probe-modules': {entry}: no such file (paths are relative to "
-                f"'working-directory', here {base_dir})"
+                f"{label}: {entry}: no such file (paths are relative to {base_dir})"
             )
         try:
             modules.append(_import_file(path, base_dir) if path else importlib.import_module(entry))
@@ -88,9 +93,8 @@ def import_probe_modules(entries: list[str], *, base_dir: Path) -> list[ModuleTy
             # The entry itself (or its package) is missing, not a dependency the module imports.
             if path is None and exc.name is not None and _is_prefix(exc.name, entry):
                 raise ProbeModuleError(
-                    f"input 'probe-modules': {entry}: no such module ({exc}); give a file path "
-                    f"ending in .py, or a module importable from 'working-directory', here "
-                    f"{base_dir}"
+                    f"{label}: {entry}: no such module ({exc}); give a file path ending in "
+                    f".py, or a module importable from {base_dir}"
                 ) from exc
             where = _where(exc, path, base_dir) or entry
             raise ProbeModuleError(

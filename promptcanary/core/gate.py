@@ -1,0 +1,26 @@
+"""The merge gate: whether a run (and its comparison) fails under a ``fail-on`` rule.
+
+Shared by the CLI (``compare --fail-on``) and the action (input ``fail-on``).
+"""
+
+from __future__ import annotations
+
+from promptcanary.core.models import CanaryRunResult, DriftReport, DriftSeverity
+
+FAIL_ON = ("regression", "failure", "never", "low", "medium", "high", "critical")
+"""``regression``, ``failure`` (any failed probe), ``never``, or a minimum drift severity."""
+
+
+def gate_failed(report: DriftReport | None, run: CanaryRunResult, fail_on: str) -> bool:
+    """True when ``fail_on`` fails this run; without a comparison only ``failure`` can fail."""
+    if fail_on not in FAIL_ON:
+        raise ValueError(f"fail-on {fail_on!r} is not one of {', '.join(FAIL_ON)}")
+    if fail_on == "never":
+        return False
+    if fail_on == "failure":
+        return bool(run.failed_probes)
+    if report is None:
+        return False
+    if fail_on == "regression":
+        return report.has_regressions
+    return report.severity.at_least(DriftSeverity(fail_on))
