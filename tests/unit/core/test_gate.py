@@ -79,5 +79,5 @@ def test_failure_rule_looks_at_the_run_even_without_a_baseline() -> None:
 
 
 def test_an_unknown_rule_is_refused_with_the_valid_ones() -> None:
-    with pytest.raises(ValueError, match="sometimes.*regression, failure, never"):
+    with pytest.raises(ValueError, match=r"sometimes.*regression, failure, never"):
         gate_failed(None, _run(True), "sometimes")
