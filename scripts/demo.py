@@ -21,7 +21,6 @@ import shutil
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -30,12 +29,10 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing it
 
 from promptcanary.cli import format_drift  # noqa: E402
 from promptcanary.core.config import load_suite  # noqa: E402
-from promptcanary.core.models import BaselineSnapshot  # noqa: E402
 from promptcanary.core.suite import ModelSpec  # noqa: E402
-from promptcanary.providers.base import BaseLLMProvider  # noqa: E402
 from promptcanary.providers.factory import make_provider  # noqa: E402
-from promptcanary.storage.file import FileBaselineStore  # noqa: E402
 from promptcanary_action.activity import Activity  # noqa: E402
+from promptcanary_action.baselines.path import PathBackend  # noqa: E402
 from promptcanary_action.outcome import PairOutcome  # noqa: E402
 from promptcanary_action.pipeline import (  # noqa: E402
     Backend,
@@ -48,8 +45,6 @@ from promptcanary_action.report_dir import write_reports  # noqa: E402
 from promptcanary_action.settings import Settings  # noqa: E402
 
 SUITE = ROOT / "examples" / "canary.yaml"
-BASELINES = ROOT / ".demo" / "baselines"
-REPORT_DIR = ROOT / "promptcanary-report"
 
 PUSH_TO_MAIN = Activity(
     compare=True,
@@ -74,63 +69,53 @@ PULL_REQUEST = Activity(
 
 
 MODEL = "openai/gpt-4o-mini"
-"""The model both recordings were taken from: before and after a (simulated) provider update."""
+"""The model both recordings were taken from: before and after a (simulated) provider update.
 
-
-class DemoBackend:
-    """Baselines in a local folder (the action's ``baseline: path`` keeps them in the workspace)."""
-
-    def __init__(self, store: FileBaselineStore) -> None:
-        self.store = store
-
-    def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None:
-        try:
-            return self.store.load_latest(suite_name, model_id)
-        except FileNotFoundError:
-            return None
-
-    def save(self, snapshot: BaselineSnapshot, *, sha: str, ref: str) -> str:
-        return str(self.store.save_snapshot(snapshot))
+Baselines are keyed by the model that answered, so the replay of ``drifted.jsonl`` is compared
+with the baseline that the replay of ``baseline.jsonl`` created.
+"""
 
 
 def _run(
     loaded: LoadedSuite, recording: str, activity: Activity, *, settings: Settings, backend: Backend
 ) -> PairOutcome:
-    """One step of the action for ``MODEL``, its answers replayed from ``recording``."""
-
-    def replay(model: str, params: dict[str, Any], base_dir: Path) -> BaseLLMProvider:
-        return make_provider(f"replay:recordings/{recording}", params, base_dir=base_dir)
-
+    """One step of the action, the model's answers replayed from ``recording``."""
     with contextlib.redirect_stderr(io.StringIO()):  # no progress lines in the demo's output
         return asyncio.run(
             run_pair(
                 loaded,
-                ModelSpec(MODEL),
+                ModelSpec(f"replay:recordings/{recording}"),
                 settings=settings,
                 activity=activity,
                 sha="",
                 ref=activity.baseline_ref,
-                provider_factory=replay,
+                provider_factory=lambda model, params, base_dir: make_provider(
+                    model, params, base_dir=base_dir
+                ),
                 backend=backend,
                 now=lambda: datetime.now(UTC),
             )
         )
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """``demo.py [OUT]``: baselines go to OUT/.demo, reports to OUT/promptcanary-report."""
+    args = sys.argv[1:] if argv is None else argv
+    out = Path(args[0]).resolve() if args else ROOT
+    baselines, report_dir = out / ".demo" / "baselines", out / "promptcanary-report"
     # The action's defaults (fail-on: regression, thresholds 0.05, …), without progress output.
     settings = Settings.from_environ({})
     # A fresh demo: the first run must create the baseline; no report files of an earlier demo.
-    shutil.rmtree(BASELINES, ignore_errors=True)
-    shutil.rmtree(REPORT_DIR, ignore_errors=True)
-    backend = DemoBackend(FileBaselineStore(BASELINES))
+    shutil.rmtree(baselines, ignore_errors=True)
+    shutil.rmtree(report_dir, ignore_errors=True)
+    backend = PathBackend(baselines)  # the action's `baseline: path`
     loaded = LoadedSuite(load_suite(SUITE), SUITE, SUITE.relative_to(ROOT).as_posix())
 
     first = _run(loaded, "baseline.jsonl", PUSH_TO_MAIN, settings=settings, backend=backend)
     print(
         f"1. push to main: {first.suite_name} on {MODEL} (baseline.jsonl) scored "
         f"{first.run.overall_score:.3f}; baseline {first.baseline_status.value} "
-        f"({Path(first.baseline_location or '').relative_to(ROOT)})"
+        f"({Path(first.baseline_location or '').relative_to(out)})"
     )
 
     pair = _run(loaded, "drifted.jsonl", PULL_REQUEST, settings=settings, backend=backend)
@@ -143,14 +128,14 @@ def main() -> int:
         settings,
         warnings=[],
         event_name="pull_request",
-        report_files=[REPORT_DIR.name],
+        report_files=[report_dir.name],
     )
     comment = render_comment(outcome, comment_marker("default"))
-    files = write_reports(outcome, REPORT_DIR, comment, render_summary(outcome))
+    files = write_reports(outcome, report_dir, comment, render_summary(outcome))
     print(
         f"\n{outcome.verdict}\n"
-        f"The pull-request comment the action would post: {files.comment.relative_to(ROOT)}\n"
-        f"All report files (run.json, drift.json, summary.md, …): {REPORT_DIR.relative_to(ROOT)}/"
+        f"The pull-request comment the action would post: {files.comment.relative_to(out)}\n"
+        f"All report files (run.json, drift.json, summary.md, …): {report_dir.relative_to(out)}/"
     )
     return 0
 
