@@ -212,7 +212,12 @@ def _compose(text: str, source: str) -> tuple[Node | None, _SuiteLoader]:
 
 def _yaml_error(source: str, exc: yaml.MarkedYAMLError) -> SuiteConfigError:
     problem = exc.problem or "syntax error"
-    message = f"invalid YAML: {problem}" + (f" ({exc.context})" if exc.context else "")
+    context = exc.context or ""
+    start, at = exc.context_mark, exc.problem_mark
+    if context and start is not None and at is not None and start.line != at.line:
+        # An unclosed bracket or quote is found lines later: say where it was opened.
+        context += f" started at line {start.line + 1}, column {start.column + 1}"
+    message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
     hint = "indent with spaces, not tabs" if "\\t" in problem or "\t" in problem else None
     error = _mark_error(source, message, exc.problem_mark or exc.context_mark)
     error.hint = hint

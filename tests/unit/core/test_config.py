@@ -490,6 +490,8 @@ def test_syntax_error_position(tmp_path: Path) -> None:
     error = load_error(tmp_path, "name: s\nprompts: [{text: hi}\nprobes: []\n")
     assert error.line == 3
     assert error.message.startswith("invalid YAML:")
+    # The bracket left open is on line 2: the message says so, not only where parsing gave up.
+    assert "started at line 2, column 10" in error.message
 
 
 def test_billion_laughs_fails_fast(tmp_path: Path) -> None:
