@@ -186,7 +186,11 @@ def compile_terms(
     if not escaped:
         return re.compile(r"(?!)")
     body = "|".join(escaped)
-    return re.compile(rf"\b(?:{body})\b" if whole_word else f"(?:{body})", flags)
+    # A first-character lookahead lets the engine skip most positions without trying every
+    # alternative there: about 3x faster on long prose (bench/probes.py).
+    firsts = "".join(sorted({re.escape(t[0]) for t in terms if t}))
+    body = f"(?=[{firsts}])(?:{body})"
+    return re.compile(rf"\b{body}\b" if whole_word else body, flags)
 
 
 def contains(haystack: str, needle: str, *, case_sensitive: bool) -> bool:
