@@ -5,7 +5,8 @@ or usage error, 3 untrustworthy run (missing API key, too many errored prompts).
 the one top-level handler: known errors become one clean line on stderr, never a traceback.
 
 Model text reaches the terminal (probe details quote it), so everything printed passes through
-:func:`terminal_safe`: an ESC in a response must not be able to drive the terminal.
+:func:`promptcanary.core.terminal.terminal_safe`: an ESC in a response must not drive the
+terminal.
 """
 
 from __future__ import annotations
@@ -19,22 +20,20 @@ from typing import TextIO
 from pydantic import ValidationError
 
 from promptcanary.core.gate import FAIL_ON, gate_failed
-from promptcanary.core.markdown import sanitize
 from promptcanary.core.models import (
     BaselineSnapshot,
     CanaryRunResult,
     DriftReport,
-    ProbeComparison,
     slugify,
 )
 from promptcanary.core.suite import CanarySuite, ModelSpec
+from promptcanary.core.terminal import format_drift, format_run, terminal_safe
 from promptcanary.core.yaml_source import SuiteConfigError
 from promptcanary.providers.base import MissingCredentialsError
 from promptcanary.storage.base import BaselineFileError, atomic_write_text
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_UNTRUSTED = 0, 1, 2, 3
 DEFAULT_BASELINE_DIR = ".promptcanary/baselines"
-_DETAILS_LIMIT = 160
 _PROBES_CHANGED = (
     "The probes changed between the baseline and this run; pass --config SUITE to re-score "
     "both with the current probes, so probe edits are not reported as drift."
@@ -47,81 +46,6 @@ class CliError(Exception):
     def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
         super().__init__(message)
         self.code = code
-
-
-def terminal_safe(text: str) -> str:
-    """``text`` with control characters (ESC, BEL, …) and bidi overrides made visible as U+FFFD."""
-    return sanitize(text)
-
-
-def _short(text: str, limit: int = _DETAILS_LIMIT) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-# ── terminal rendering (pure) ───────────────────────────────────────────────────────────────────
-
-
-def format_run(run: CanaryRunResult) -> str:
-    """One run as plain text: the scores, then every failed and errored result."""
-    lines = [
-        f"{run.suite_name} on {run.provider.model_id}: score {run.overall_score:.3f}, "
-        f"pass rate {run.pass_rate:.0%} ({len(run.probe_results)} results, "
-        f"{len(run.prompt_ids)} prompts, {run.error_count} errored)"
-    ]
-    failed = run.failed_probes
-    if failed:
-        lines.append(f"Failed ({len(failed)}):")
-        for r in failed:
-            lines.append(f"  {r.prompt_id} / {r.probe_key}  {r.score:.3f}  {_short(r.details)}")
-    errored = [r for r in run.llm_responses if r.errored]
-    if errored:
-        lines.append(f"Errored ({len(errored)}):")
-        lines += [f"  {r.prompt_id} (sample {r.sample}): {_short(r.error or '')}" for r in errored]
-    return terminal_safe("\n".join(lines))
-
-
-def _comparison_lines(rows: list[ProbeComparison]) -> list[str]:
-    lines = []
-    for c in rows:
-        lines.append(
-            f"  {c.prompt_id} / {c.probe_key}  {c.baseline_score:.3f} → {c.current_score:.3f} "
-            f"({c.score_delta:+.3f})"
-        )
-        if c.current_details:
-            lines.append(f"      {_short(c.current_details)}")
-    return lines
-
-
-def format_drift(report: DriftReport, notes: Sequence[str] = ()) -> str:
-    """A drift report as plain text for a terminal: summary, regressions first."""
-    lines = [report.summary]
-    sections: list[tuple[str, list[str]]] = [
-        ("Regressions", _comparison_lines(report.regressions)),
-        ("Improvements", _comparison_lines(report.improvements)),
-        (
-            "Flaky (the baseline itself varies)",
-            [f"  {c.prompt_id} / {c.probe_key}" for c in report.flaky],
-        ),
-        ("New prompts", [f"  {p}" for p in report.new_prompts]),
-        ("Removed prompts", [f"  {p}" for p in report.removed_prompts]),
-        ("New probes", [f"  {r.prompt_id} / {r.probe_key}" for r in report.new_probes]),
-        ("Removed probes", [f"  {r.prompt_id} / {r.probe_key}" for r in report.removed_probes]),
-        (
-            "Errored (not counted as regressions)",
-            [
-                f"  {e.prompt_id} / {e.probe_key} ({e.side}): {_short(e.error)}"
-                for e in report.errored
-            ],
-        ),
-        ("Warnings", [f"  ! {w}" for w in report.warnings]),
-        ("Notes", [f"  {n}" for n in notes]),
-    ]
-    for title, body in sections:
-        if body:
-            count = sum(1 for line in body if not line.startswith("      "))
-            lines += ["", f"{title} ({count}):", *body]
-    return terminal_safe("\n".join(lines))
 
 
 # ── starter suite ───────────────────────────────────────────────────────────────────────────────

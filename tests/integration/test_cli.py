@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from promptcanary.cli import format_drift, format_run
 from promptcanary.core.models import (
     CanaryRunResult,
     DriftReport,
@@ -22,6 +21,7 @@ from promptcanary.core.models import (
     ProbeResult,
     ProviderConfig,
 )
+from promptcanary.core.terminal import format_drift, format_run
 
 ROOT = Path(__file__).resolve().parents[2]
 ESC = "\x1b"
