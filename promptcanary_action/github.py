@@ -106,6 +106,9 @@ class ArtifactInfo:
     workflow_run_id: int | None
 
 
+_UNKNOWN = object()
+
+
 @dataclass(frozen=True)
 class _Op:
     """One API operation as a user would name it, for error messages."""
@@ -192,6 +195,7 @@ class GitHubClient:
             seconds_between_writes=None,
         )
         self._repo_obj: Any = None
+        self._token_login: str | object | None = _UNKNOWN
 
     def __repr__(self) -> str:  # never show the token
         return f"GitHubClient(repository={self.repository!r}, api_url={self.api_url!r})"
@@ -201,6 +205,19 @@ class GitHubClient:
         if self._repo_obj is None:
             self._repo_obj = self._gh.get_repo(self.repository)
         return self._repo_obj
+
+    def _is_token_user(self, login: str) -> bool:
+        """True when `login` is the user behind a personal access token.
+
+        Asked only when a marked item was written by a user, and at most once: the workflow
+        token gets 403 from `GET /user`, so for it the answer is "no user" without a retry.
+        """
+        if self._token_login is _UNKNOWN:
+            try:
+                self._token_login = str(self._gh.get_user().login)
+            except (GithubException, requests.RequestException):
+                self._token_login = None
+        return login == self._token_login
 
     # -- sticky PR comment ---------------------------------------------------------------------
     def upsert_comment(
@@ -212,7 +229,9 @@ class GitHubClient:
         issue = self._repo.get_issue(pr_number)
         if mode == "update":
             listing = _Op("list the PR comments", "pull-requests: write", target)
-            own = self._call(listing, lambda: _first_own(issue.get_comments(), marker))
+            own = self._call(
+                listing, lambda: _first_own(issue.get_comments(), marker, self._is_token_user)
+            )
             if own is not None:
                 editing = _Op("update the PR comment", "pull-requests: write", target)
                 self._call(editing, lambda: own.edit(body))
@@ -301,7 +320,9 @@ class GitHubClient:
         # Scan every open issue rather than filter by label: a label can be removed by a person
         # or dropped by GitHub for a token without push access, the marker cannot.
         op = _Op("list the open issues", "issues: write", self.repository)
-        return self._call(op, lambda: _first_own(self._repo.get_issues(state="open"), marker))
+        return self._call(
+            op, lambda: _first_own(self._repo.get_issues(state="open"), marker, self._is_token_user)
+        )
 
     # -- artifacts and workflow runs -----------------------------------------------------------
     def list_artifacts(self, name: str) -> list[ArtifactInfo]:
@@ -426,15 +447,17 @@ class GitHubClient:
 
 
 # -- pure helpers ------------------------------------------------------------------------------
-def _first_own(items: Iterable[Any], marker: str) -> Any:
-    """The first item whose body carries `marker` and whose author is a Bot.
+def _first_own(items: Iterable[Any], marker: str, is_token_user: Callable[[str], bool]) -> Any:
+    """The first item whose body carries `marker` and that this token wrote.
 
-    A person's comment that quotes the marker is never taken over: only the action (a Bot
-    account for the workflow token or a GitHub App) writes the comments and issues it edits.
-    Iteration stops at the first match, so pages after it are not fetched.
+    The workflow token and GitHub Apps write as a Bot; a personal access token writes as its
+    user, which `is_token_user` recognises. A person's comment that quotes the marker is never
+    taken over. Iteration stops at the first match, so pages after it are not fetched.
     """
     for item in items:
-        if marker in (item.body or "") and item.user is not None and item.user.type == "Bot":
+        if marker not in (item.body or "") or item.user is None:
+            continue
+        if item.user.type == "Bot" or is_token_user(item.user.login):
             return item
     return None
 

@@ -147,6 +147,32 @@ def test_a_humans_comment_quoting_the_marker_is_not_taken_over(gh: FakeGitHubSer
     assert [c.body for c in bots] == [f"{MARKER}\nreport"]
 
 
+def test_a_personal_access_token_updates_its_own_comment(gh: FakeGitHubServer) -> None:
+    """With a PAT the comments are the user's, not a Bot's: still one sticky comment."""
+    gh.add_user_token("ghp_personal", "octo-dev")
+    human = gh.add_comment(7, f"quoting {MARKER}", "octocat", "User")
+    client = GitHubClient("ghp_personal", REPO, gh.url, retry_sleep=Sleeps())
+
+    client.upsert_comment(7, f"{MARKER}\nfirst", MARKER)
+    client.upsert_comment(7, f"{MARKER}\nsecond", MARKER)
+
+    mine = [c for c in gh.comments(7) if c.user == ("octo-dev", "User")]
+    assert [c.body for c in mine] == [f"{MARKER}\nsecond"]
+    assert gh.state.comments[human.id].body == f"quoting {MARKER}"  # another user's stays
+    assert len(gh.requests_to("GET", r"^/user$")) == 1  # asked once, then remembered
+
+
+def test_the_workflow_token_never_asks_who_it_is_when_a_bot_comment_matches(
+    gh: FakeGitHubServer,
+) -> None:
+    client = make_client(gh)
+    client.upsert_comment(7, f"{MARKER}\nfirst", MARKER)
+    client.upsert_comment(7, f"{MARKER}\nsecond", MARKER)
+
+    assert [c.body for c in gh.comments(7)] == [f"{MARKER}\nsecond"]
+    assert gh.requests_to("GET", r"^/user$") == []
+
+
 def test_comment_over_githubs_limit_is_cut_and_keeps_the_marker(gh: FakeGitHubServer) -> None:
     make_client(gh).upsert_comment(7, MARKER + "x" * 70_000, MARKER)
 
