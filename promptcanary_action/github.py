@@ -16,11 +16,30 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, TypeVar
 
 import github
 import requests
 from github import Auth, GithubException
+
+from promptcanary_action.github_errors import (
+    AnnotationLike,
+    ArtifactInfo,
+    GitHubError,
+    GitHubNotFoundError,
+    GitHubPermissionError,
+    GitHubRateLimitError,
+)
+
+__all__ = [
+    "AnnotationLike",
+    "ArtifactInfo",
+    "GitHubClient",
+    "GitHubError",
+    "GitHubNotFoundError",
+    "GitHubPermissionError",
+    "GitHubRateLimitError",
+]
 
 T = TypeVar("T")
 
@@ -32,79 +51,6 @@ MAX_ANNOTATION_TEXT = 65_535
 SECONDARY_RATE_WAIT = 60.0  # GitHub: without Retry-After, wait at least a minute
 API_VERSION = "2022-11-28"
 ISSUE_LABEL = "promptcanary"
-
-FORK_HINT = (
-    " On a pull request from a fork the token is read-only whatever the workflow asks for: the "
-    "comment is saved in the `comment-file` output; upload it as an artifact and post it from a "
-    "workflow triggered by `workflow_run` that runs this action with `mode: post-comment`."
-)
-_HINTS = {
-    "pull-requests: write": FORK_HINT,
-    "checks: write": (
-        " On a pull request from a fork the token is read-only: the report is in the job summary."
-    ),
-}
-
-
-class GitHubError(Exception):
-    """A GitHub API call failed; the message says what was tried and what GitHub answered."""
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class GitHubPermissionError(GitHubError):
-    """403: the token lacks a permission; the message names the `permissions:` entry needed."""
-
-    def __init__(self, operation: str, permission: str, *, detail: str = "") -> None:
-        message = (
-            f"GitHub refused to {operation} (403): the workflow needs `permissions: {permission}`."
-        )
-        if detail:
-            message += f" GitHub said: {detail}."
-        message += _HINTS.get(permission, "")
-        super().__init__(message, status=403)
-        self.operation = operation
-        self.permission = permission
-
-
-class GitHubNotFoundError(GitHubError):
-    """404 (or 410 for an expired artifact): the message says what was not found."""
-
-
-class GitHubRateLimitError(GitHubError):
-    """The API rate limit is exhausted, or GitHub asked us to wait longer than we are willing to."""
-
-
-class AnnotationLike(Protocol):
-    """What a check-run annotation needs (`promptcanary_action.annotations.Annotation` fits)."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def start_line(self) -> int: ...
-    @property
-    def end_line(self) -> int: ...
-    @property
-    def annotation_level(self) -> str: ...
-    @property
-    def title(self) -> str | None: ...
-    @property
-    def message(self) -> str: ...
-    @property
-    def raw_details(self) -> str | None: ...
-
-
-@dataclass(frozen=True)
-class ArtifactInfo:
-    id: int
-    name: str
-    expired: bool
-    created_at: datetime | None
-    head_branch: str | None
-    workflow_run_id: int | None
-
 
 _UNKNOWN = object()
 

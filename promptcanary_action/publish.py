@@ -16,7 +16,7 @@ from promptcanary.core.models import slugify
 from promptcanary_action.activity import Activity
 from promptcanary_action.annotations import Annotation, build_annotations
 from promptcanary_action.context import EventContext
-from promptcanary_action.github import GitHubClient, GitHubError, GitHubPermissionError
+from promptcanary_action.github_errors import GitHubError, GitHubPermissionError
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.render import (
     check_run_output,
@@ -60,9 +60,13 @@ class PostCommentError(Exception):
     """post-comment mode cannot post the file it was given (exit 2)."""
 
 
-def make_github(settings: Settings) -> GitHubClient | None:
+def make_github(settings: Settings) -> GitHubPort | None:
+    """The real client, or None without a token or repository (nothing is posted then)."""
     if not settings.github_token or not settings.github.repository:
         return None
+    # Imported here: PyGithub and requests load only when there is something to post.
+    from promptcanary_action.github import GitHubClient
+
     return GitHubClient(settings.github_token, settings.github.repository, settings.github.api_url)
 
 

@@ -21,7 +21,7 @@ from promptcanary.storage.base import (
     snapshot_to_json,
 )
 from promptcanary_action.baselines.layout import BASELINE_FILE, SLUG_LENGTH, baseline_file
-from promptcanary_action.github import ArtifactInfo
+from promptcanary_action.github_errors import ArtifactInfo
 
 ARTIFACT_DIR = "baseline-artifact"
 MAX_DOWNLOADS = 10
