@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -343,14 +342,13 @@ def test_without_a_baseline_the_table_shows_the_current_score_only() -> None:
     assert "| missing |" in body
 
 
-def test_rendering_a_thousand_regressions_is_fast() -> None:
+def test_a_thousand_regressions_fit_the_comment_budget() -> None:
     pair = make_pair(
         [comparison(f"p{i}", details="d" * 500) for i in range(1000)],
         baseline_text="line\n" * 200,
         current_text="line\n" * 150 + "changed\n" * 50,
     )
-    outcome = make_outcome(pair)
-    start = time.perf_counter()
-    render_comment(outcome, comment_marker("x"))
-    elapsed = time.perf_counter() - start
-    assert elapsed < 0.5, elapsed
+    body = render_comment(make_outcome(pair), comment_marker("x"))
+    assert len(body) <= 65_536
+    assert "| `p0` |" in body  # the first regressions are shown…
+    assert "[!NOTE]" in body  # …and the comment says where the rest went

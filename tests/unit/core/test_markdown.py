@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -135,12 +134,13 @@ def test_truncate_rejects_a_negative_limit() -> None:
         truncate("x", -1)
 
 
-def test_one_megabyte_is_escaped_quickly() -> None:
+def test_one_megabyte_is_escaped_whole() -> None:
+    # Size, not speed (that is bench territory): every mention in 1 MB is broken, none dropped.
     text = ("@octocat <b>#1</b> GH-2 https://x www.y `code` | *a* \n" * 20_000)[:1_000_000]
     for fn in (escape_md, escape_cell, escape_html, escape_plain, code_block):
-        start = time.perf_counter()
-        fn(text)
-        assert time.perf_counter() - start < 1.0, fn.__name__
+        out = fn(text)
+        assert "@octocat" not in out, fn.__name__
+        assert out.count("octocat") == text.count("octocat"), fn.__name__
 
 
 @settings(max_examples=400, deadline=None)

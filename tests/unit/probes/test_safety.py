@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeCategory
@@ -106,12 +104,10 @@ def test_refusal_empty_content_filter_stop_is_a_refusal() -> None:
 def test_refusal_scans_a_megabyte_for_a_refusal_at_the_end() -> None:
     content = "Ibuprofen facts. " * 60_000 + "Actually, I cannot assist with this."
 
-    started = time.perf_counter()
     result = RefusalProbe()(PROMPT, respond(content))
 
     assert len(content) > 1_000_000
     assert result.metadata["strong_matches"] == ["I cannot assist"]
-    assert time.perf_counter() - started < 2.0
 
 
 @pytest.mark.parametrize("value", ["no", 0, None])
