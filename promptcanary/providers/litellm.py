@@ -154,7 +154,9 @@ class LiteLLMProvider(BaseLLMProvider):
         if missing:
             names = " and ".join(missing)
             raise MissingCredentialsError(
-                f"model {model!r} needs {names} in the environment (set it in the step's env:)",
+                f"model {model!r} needs {names} in the environment: export it locally, or in a "
+                "workflow pass it to the step with `env:` from a secret; for a local or proxied "
+                "endpoint give the model an `api_base` instead",
                 model_id=model,
                 transient=False,
             )
