@@ -99,6 +99,14 @@ def _provenance_warnings(baseline: BaselineSnapshot, current: CanaryRunResult) -
     bs, cs = baseline.run_result.provenance.samples, current.provenance.samples
     if bs != cs:
         warnings.append(f"Samples per prompt changed since the baseline: {bs} → {cs}.")
+    before, after = baseline.run_result.provenance.prompt_hashes, current.provenance.prompt_hashes
+    edited = [pid for pid, digest in after.items() if pid in before and before[pid] != digest]
+    if edited:
+        shown = ", ".join(edited[:5]) + (f" and {len(edited) - 5} more" if len(edited) > 5 else "")
+        warnings.append(
+            f"{len(edited)} prompt(s) were edited since the baseline ({shown}): what the model "
+            "was asked changed, so their differences may come from the edit, not from drift."
+        )
     return warnings
 
 

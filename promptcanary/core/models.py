@@ -193,6 +193,8 @@ class Provenance(BaseModel):
     samples: int = 1
     git_sha: str | None = None
     git_ref: str | None = None
+    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    """prompt id → hash of what was sent (text, system prompt, tools, response format)."""
 
 
 def _mean(values: list[float], empty: float = 1.0) -> float:

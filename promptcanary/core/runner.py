@@ -145,6 +145,7 @@ async def run_suite(
             samples=samples,
             git_sha=options.git_sha,
             git_ref=options.git_ref,
+            prompt_hashes=suite.prompt_hashes,
         ),
     )
 

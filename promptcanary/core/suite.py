@@ -215,6 +215,22 @@ class CanarySuite:
             }
         )
 
+    @property
+    def prompt_hashes(self) -> dict[str, str]:
+        """prompt id → hash of what the model receives, to tell an edited prompt from drift."""
+        return {
+            p.id: stable_hash(
+                {
+                    "request": p.model_dump(
+                        mode="json", include={"text", "tools", "response_format"}
+                    ),
+                    "system": self.system_prompt_for(p),
+                },
+                8,
+            )
+            for p in self.prompts
+        }
+
     # ── scoring ──────────────────────────────────────────────────────────────
 
     def score(self, prompt: CanaryPrompt, response: LLMResponse) -> list[ProbeResult]:

@@ -177,6 +177,27 @@ class TestMembership:
         assert any("anthropic/claude-3-haiku" in w for w in report.warnings)
         assert not report.has_regressions
 
+    def test_an_edited_prompt_is_named_in_a_warning(self) -> None:
+        rows: Rows = {("p", "a"): one(1.0, True), ("q", "a"): one(1.0, True)}
+        baseline, current = make_baseline(rows), make_run(rows)
+        baseline.run_result.provenance.prompt_hashes.update(p="aaaa", q="bbbb", gone="cccc")
+        current.provenance.prompt_hashes.update(p="aaaa", q="dddd", new="eeee")
+
+        report = compare(baseline, current)
+
+        [warning] = [w for w in report.warnings if "edited" in w]
+        assert "1 prompt(s)" in warning and "(q)" in warning
+        # Unchanged, added and removed prompts are not "edited".
+        assert "gone" not in warning and "new" not in warning.split(":")[0]
+
+    def test_no_prompt_warning_when_hashes_are_unknown_or_equal(self) -> None:
+        rows: Rows = {("p", "a"): one(1.0, True)}
+        baseline, current = make_baseline(rows), make_run(rows)
+        assert not [w for w in compare(baseline, current).warnings if "edited" in w]
+        baseline.run_result.provenance.prompt_hashes["p"] = "aaaa"
+        current.provenance.prompt_hashes["p"] = "aaaa"
+        assert not [w for w in compare(baseline, current).warnings if "edited" in w]
+
 
 # ── repeated samples ────────────────────────────────────────────────────────
 
