@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -254,20 +255,31 @@ class CanarySuite:
         record: str | Path | None = None,
     ) -> CanaryRunResult:
         """Run all prompts against the provider, apply all probes, return results."""
-        return asyncio.run(
-            self.arun(
-                provider,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                seed=seed,
-                show_progress=show_progress,
-                samples=samples,
-                concurrency=concurrency,
-                timeout=timeout,
-                max_retries=max_retries,
-                record=record,
+
+        def run_in_new_loop() -> CanaryRunResult:
+            return asyncio.run(
+                self.arun(
+                    provider,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    seed=seed,
+                    show_progress=show_progress,
+                    samples=samples,
+                    concurrency=concurrency,
+                    timeout=timeout,
+                    max_retries=max_retries,
+                    record=record,
+                )
             )
-        )
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return run_in_new_loop()
+        # Called from a running event loop (a notebook, an async handler), where asyncio.run()
+        # refuses to start: the run gets its own loop in a worker thread.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="promptcanary-run") as pool:
+            return pool.submit(run_in_new_loop).result()
 
     async def arun(
         self,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from promptcanary.core.models import CanaryPrompt
+import asyncio
+
+from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
 from promptcanary.core.probes import JsonValidityProbe, KeywordPresenceProbe
 from promptcanary.core.suite import CanarySuite
+from promptcanary.providers.base import BaseLLMProvider
 
 
 def _suite(*prompts: CanaryPrompt, system: str | None = None) -> CanarySuite:
@@ -37,3 +40,24 @@ def test_probe_keys_tell_two_parameter_sets_of_one_probe_apart() -> None:
     keys = [b.key for b in suite.bindings]
     assert len(set(keys)) == 2 and all(k.startswith("keyword_presence-") for k in keys)
     assert suite.probe_config_hash != _suite(CanaryPrompt(id="p", text="t")).probe_config_hash
+
+
+class _EchoProvider(BaseLLMProvider):
+    """Answers every prompt with a fixed JSON object."""
+
+    def __init__(self) -> None:
+        super().__init__(ProviderConfig(model_id="fake/echo"))
+
+    def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:
+        return LLMResponse(prompt_id=prompt.id, provider_model_id="fake/echo", content='{"a": 1}')
+
+
+def test_run_works_when_called_inside_a_running_event_loop() -> None:
+    # The spec's run() is synchronous: a notebook cell or an async web handler calls it with an
+    # event loop already running in the thread, where asyncio.run() refuses to start.
+    suite = _suite(CanaryPrompt(id="p", text="Return JSON"))
+
+    async def caller() -> float:
+        return suite.run(_EchoProvider(), show_progress=False).overall_score
+
+    assert asyncio.run(caller()) == 1.0
