@@ -21,7 +21,7 @@ from promptcanary.storage.base import (
     snapshot_to_json,
 )
 from promptcanary_action.baselines.layout import BASELINE_FILE, SLUG_LENGTH, baseline_file
-from promptcanary_action.github_errors import ArtifactInfo
+from promptcanary_action.github_errors import ArtifactInfo, GitHubError
 
 ARTIFACT_DIR = "baseline-artifact"
 MAX_DOWNLOADS = 10
@@ -61,6 +61,14 @@ class ArtifactBackend:
         self._archives: dict[int, bytes] = {}
 
     def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None:
+        try:
+            return self._load(suite_name, model_id, for_ref)
+        except GitHubError as exc:
+            # As an unfetchable data branch: the run is reported, the step exits 2 naming the
+            # permission (a missing `actions: read` must not pass for "no baseline yet").
+            raise BaselineFileError(f"artifact '{self.name}'", str(exc).rstrip(".")) from None
+
+    def _load(self, suite_name: str, model_id: str, for_ref: str) -> BaselineSnapshot | None:
         opened = 0
         for artifact in self._candidates(for_ref):
             if opened == MAX_DOWNLOADS:

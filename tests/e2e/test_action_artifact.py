@@ -63,3 +63,24 @@ def test_artifact_baseline_missing_then_created_then_found(harness: ActionHarnes
     assert all(
         "authorization" not in {k.lower() for k in r.headers} for r in harness.github.blob_requests
     )
+
+
+def test_artifact_listing_refused_is_a_named_error_and_the_check_run_is_completed(
+    harness: ActionHarness,
+) -> None:
+    write_support_suite(harness)
+    # A workflow without `permissions: actions: read`: GitHub refuses to list the artifacts.
+    harness.github.fail(
+        "GET", r"/actions/artifacts$", 403, message="Resource not accessible by integration"
+    )
+
+    result = harness.run_pr(INPUTS)
+
+    assert result.returncode == 2, result.log
+    assert "Traceback" not in result.log
+    [error] = [c for c in result.annotations("error") if "actions: read" in c.message]
+    assert "canary-baseline" in error.message
+    # The results are still written and the check run does not stay "in progress".
+    assert (result.report_dir / "comment.md").is_file()
+    check = harness.check_run()
+    assert (check.status, check.conclusion) == ("completed", "failure")
