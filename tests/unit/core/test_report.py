@@ -173,3 +173,13 @@ def test_url_filter_rejects_other_schemes() -> None:
     render = env.from_string("{{ u|url }}").render
     assert render(u="javascript:alert(1)") == "#"
     assert render(u="https://x/a b)c") == "https://x/a%20b%29c"
+
+
+def test_drift_markdown_with_a_run_that_kept_no_responses_renders() -> None:
+    # A run built from probe results alone (a library user's, or an old run.json) has no
+    # response text to show: the report leaves the section out instead of failing to render.
+    r = report(comparisons=[comparison("p1", 1.0, 0.0, current_details="not JSON")])
+    results = [ProbeResult(probe_id="json_validity", prompt_id="p1", passed=False, score=0.0)]
+    md = render_markdown(r, run(results=results))
+    assert "## Regressions (1)" in md
+    assert "<details>" not in md
