@@ -112,9 +112,18 @@ class FileBaselineStore:
                 + (f", model={model_id!r}" if model_id else "")
                 + f". Store directory: {self.directory}"
             )
-        # The timestamp in the name sorts chronologically within one suite and model.
-        latest = max(candidates, key=lambda p: p.name.rsplit("__", 1)[-1])
-        return self._load_file(latest)
+        # The timestamp in the name sorts chronologically within one suite and model. Names are
+        # slugs cut to 60 characters, so another suite or model may share them: check the content.
+        for path in sorted(candidates, key=lambda p: p.name.rsplit("__", 1)[-1], reverse=True):
+            snapshot = self._load_file(path)
+            if snapshot.suite_name == suite_name and model_id in (None, snapshot.provider.model_id):
+                return snapshot
+        raise FileNotFoundError(
+            f"No baseline found for suite={suite_name!r}"
+            + (f", model={model_id!r}" if model_id else "")
+            + f" (only other suites or models with a similar name). Store directory: "
+            f"{self.directory}"
+        )
 
     def list_baselines(
         self, suite_name: str | None = None, model_id: str | None = None
@@ -136,6 +145,11 @@ class FileBaselineStore:
             except (OSError, ValueError) as exc:
                 entries.append({"path": str(f), "error": f"unreadable baseline file: {exc}"})
                 continue
+            provider = data.get("provider") or {}
+            if (suite_name is not None and data.get("suite_name") != suite_name) or (
+                model_id is not None and provider.get("model_id") != model_id
+            ):
+                continue  # a similar name whose slug is the same
             entries.append(
                 {
                     "path": str(f),

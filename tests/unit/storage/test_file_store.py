@@ -244,6 +244,23 @@ def test_load_latest_without_match_names_the_filters(store: FileBaselineStore) -
         store.load_latest("Nope", "x/y")
 
 
+def test_load_latest_skips_a_model_whose_file_name_slug_collides(store: FileBaselineStore) -> None:
+    # Bedrock inference-profile ARNs share their first 60 characters, so their file-name slugs
+    # are equal: the newest file of the *other* model must not be returned as this one's baseline.
+    arn = "bedrock/arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic."
+    first, second = arn + "claude-3-5-sonnet-20241022-v2:0", arn + "claude-3-haiku-20240307-v1:0"
+    store.save_snapshot(snapshot_at(T0, "00000001", model=first))
+    store.save_snapshot(snapshot_at(T0 + timedelta(days=1), "00000002", model=second))
+    assert store.load_latest("My Suite", first).snapshot_id == "00000001"
+    assert [e["snapshot_id"] for e in store.list_baselines("My Suite", first)] == ["00000001"]
+    long_suite = "Customer support agent: nightly regression canaries for the "
+    store.save_snapshot(snapshot_at(T0, "00000003", suite=long_suite + "billing flow"))
+    store.save_snapshot(snapshot_at(T0 + timedelta(days=1), "00000004", suite=long_suite + "x"))
+    assert store.load_latest(long_suite + "billing flow").snapshot_id == "00000003"
+    with pytest.raises(FileNotFoundError):
+        store.load_latest(long_suite + "refunds")
+
+
 # ── corrupt files ───────────────────────────────────────────────────────────
 
 
