@@ -207,20 +207,25 @@ class BranchBackend:
                     f"cannot fetch the baseline branch '{self.branch}': {exc.stderr.strip()}"
                     + _permission_hint(exc.stderr, "contents: write")
                 ) from None
-            # Re-read the history on every attempt: another job may have appended to it.
-            old_history = self._read_blob(parent, hist_path) if parent else None
-            files = {
-                path: document,
-                hist_path: append_history(
-                    (old_history or b"").decode("utf-8", errors="replace"), record
-                ).encode("utf-8"),
-                README_PATH: README_TEXT.encode("utf-8"),
-            }
-            commit = self._commit(parent, files, message)
-            pushed, last = self._push(commit)
-            if pushed:
-                self.git.run("update-ref", self.private_ref, commit)
-                return f"{self.branch}:{path}"
+            try:
+                # Re-read the history on every attempt: another job may have appended to it.
+                old_history = self._read_blob(parent, hist_path) if parent else None
+                files = {
+                    path: document,
+                    hist_path: append_history(
+                        (old_history or b"").decode("utf-8", errors="replace"), record
+                    ).encode("utf-8"),
+                    README_PATH: README_TEXT.encode("utf-8"),
+                }
+                commit = self._commit(parent, files, message)
+                pushed, last = self._push(commit)
+                if pushed:
+                    self.git.run("update-ref", self.private_ref, commit)
+                    return f"{self.branch}:{path}"
+            except (GitCommandError, BaselineFileError) as exc:
+                # E.g. a file committed where the pair's folder goes: the run is still reported.
+                why = exc.stderr.strip() if isinstance(exc, GitCommandError) else str(exc)
+                raise BaselineStoreError(f"cannot write {self.branch}:{path}: {why}") from None
             if attempt < self._attempts:
                 self._sleep(self._delay(attempt))
         raise BaselineStoreError(

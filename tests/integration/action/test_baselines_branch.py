@@ -380,3 +380,17 @@ def test_no_checkout_and_no_repository_is_an_unreadable_baseline(
         store.load("My Suite", MODEL, for_ref="main")
 
     assert err.value.location == f"{BRANCH}:{PAIR}/baseline.json"
+
+
+def test_a_data_branch_save_cannot_apply_to_is_a_store_error(git_workspace: GitWorkspace) -> None:
+    # Someone committed a *file* where the suite's folder goes: the commit cannot be built.
+    editor = clone(git_workspace, "editor")
+    editor.run("checkout", "--quiet", "--orphan", BRANCH)
+    editor.run("rm", "-rf", "--quiet", ".")
+    editor.commit_file("my-suite", "not a folder\n", "a file in the way")
+    editor.run("push", "--quiet", "origin", BRANCH)
+
+    with pytest.raises(BaselineStoreError) as err:
+        backend(git_workspace).save(snapshot(), sha="a" * 40, ref="main")
+
+    assert BRANCH in str(err.value) and PAIR in str(err.value)
