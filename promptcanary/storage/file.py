@@ -6,6 +6,7 @@ chronologically; the id prefix lets a snapshot be found by id without reading ev
 
 from __future__ import annotations
 
+import glob
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -76,12 +77,7 @@ class FileBaselineStore:
         """
         if not snapshot_id:
             raise FileNotFoundError("No baseline snapshot id given.")
-        candidates = sorted(self.directory.glob(f"*_{snapshot_id[:8]}*.json"))
-        matches = [
-            (path, snap)
-            for path in candidates
-            if (snap := self._load_file(path)).snapshot_id.startswith(snapshot_id)
-        ]
+        matches = self._find(snapshot_id)
         exact = [m for m in matches if m[1].snapshot_id == snapshot_id]
         if exact:
             return exact[0][1]
@@ -98,6 +94,29 @@ class FileBaselineStore:
                 f"Available baselines: {available}"
             )
         return matches[0][1]
+
+    def _find(self, snapshot_id: str) -> list[tuple[Path, BaselineSnapshot]]:
+        """Files holding a snapshot whose id starts with ``snapshot_id``, found by name first."""
+        candidates = sorted(self.directory.glob(f"*_{glob.escape(snapshot_id[:8])}*.json"))
+        matches = [
+            (path, snap)
+            for path in candidates
+            if (snap := self._load_file(path)).snapshot_id.startswith(snapshot_id)
+        ]
+        if matches:
+            return matches
+        # Files named without the id: PromptCanary's own {suite}__{model}__{timestamp}.json, or
+        # renamed by hand. Reading every file is slow but only happens when the names fail.
+        for path in sorted(self.directory.glob("*.json")):
+            if path in candidates:
+                continue
+            try:
+                snap = self._load_file(path)
+            except BaselineFileError:
+                continue  # not a snapshot (or a broken one): it cannot be the one asked for
+            if snap.snapshot_id.startswith(snapshot_id):
+                matches.append((path, snap))
+        return matches
 
     def load_latest(self, suite_name: str, model_id: str | None = None) -> BaselineSnapshot:
         """Load the most recently saved baseline for a suite (and model, if given).
@@ -201,8 +220,8 @@ class FileBaselineStore:
         except FileNotFoundError:
             return False
         deleted = False
-        for path in self.directory.glob(f"*_{snapshot.snapshot_id[:8]}.json"):
-            if self._load_file(path).snapshot_id == snapshot.snapshot_id:
+        for path, found in self._find(snapshot.snapshot_id):
+            if found.snapshot_id == snapshot.snapshot_id:
                 path.unlink(missing_ok=True)
                 deleted = True
         return deleted

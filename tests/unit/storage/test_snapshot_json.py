@@ -112,6 +112,20 @@ def test_v1_file_loads_through_the_store(tmp_path: Path) -> None:
     assert store.load_from_path(path).run_result.probe_results[1].probe_key == "keyword_presence"
 
 
+def test_v1_file_named_without_an_id_is_found_by_id_and_deleted(tmp_path: Path) -> None:
+    # PromptCanary documents its file names as {suite}__{model}__{timestamp}.json: no id in them.
+    store = FileBaselineStore(tmp_path)
+    path = tmp_path / "legacy-suite__openai-gpt-4o__2024-03-01T09-30-00.json"
+    path.write_text(json.dumps(v1_document()), encoding="utf-8")
+    (tmp_path / "notes.json").write_text("not a snapshot", encoding="utf-8")
+    snapshot_id = v1_document()["snapshot_id"]
+    assert store.load(snapshot_id).suite_name == "Legacy Suite"
+    assert store.load(snapshot_id[:6]).snapshot_id == snapshot_id
+    assert store.delete(snapshot_id) is True
+    assert not path.exists()
+    assert store.delete(snapshot_id) is False
+
+
 def test_newer_schema_version_is_refused_with_upgrade_advice() -> None:
     doc = {**v1_document(), "schema_version": SCHEMA_VERSION + 1}
     with pytest.raises(BaselineFileError) as info:
