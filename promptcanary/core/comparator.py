@@ -146,7 +146,9 @@ def compare(
     removed_probes: list[ResultRef] = []
     pairs: list[tuple[Key, _Side, _Side]] = []
 
-    order = {pid: i for i, pid in enumerate(cur_prompts + base_prompts)}
+    order: dict[str, int] = {}
+    for pid in cur_prompts + base_prompts:  # the current run's order; the first position counts
+        order.setdefault(pid, len(order))
     keys = sorted(set(base_groups) | set(cur_groups), key=lambda k: (order.get(k[0], 0), k))
     for key in keys:
         prompt_id, probe_key = key

@@ -165,6 +165,13 @@ class TestMembership:
         assert keys(report.regressions) == [("p", "keyword_presence#b2")]
         assert {c.probe_id for c in report.comparisons} == {"keyword_presence"}
 
+    def test_comparisons_follow_the_current_runs_prompt_order(self) -> None:
+        # After prompts are reordered in the suite, reports list them in the suite's new order.
+        base = {(p, "a"): one(1.0, True) for p in ("x", "y", "z")}
+        cur = {(p, "a"): one(1.0, True) for p in ("z", "x", "y")}
+        report = compare(make_baseline(base), make_run(cur))
+        assert [c.prompt_id for c in report.comparisons] == ["z", "x", "y"]
+
     def test_suite_name_mismatch_raises(self) -> None:
         rows: Rows = {("p", "a"): one(1.0, True)}
         with pytest.raises(ValueError, match="Suite name mismatch"):
