@@ -168,9 +168,8 @@ def test_file_baseline_store_example(
     assert isinstance(snapshot, BaselineSnapshot)
     assert loaded.snapshot_id == latest.snapshot_id == snapshot.snapshot_id
     assert loaded.run_result.overall_score == run_result.overall_score
-    assert [p.name for p in (tmp_path / "baselines").iterdir()][0].startswith(
-        "production-agent__openai-gpt-4o__"
-    )
+    (saved,) = (tmp_path / "baselines").iterdir()
+    assert saved.name.startswith("production-agent__openai-gpt-4o__")
     (entry,) = store.list_baselines()
     assert entry["snapshot_id"] == snapshot.snapshot_id and entry["model_id"] == "openai/gpt-4o"
     assert store.delete(snapshot.snapshot_id) is True
@@ -234,7 +233,7 @@ def test_spec_yaml_example_loads_and_round_trips(tmp_path: Path) -> None:
 
 
 def test_from_yaml_of_a_missing_file_is_file_not_found(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="nope.yaml"):
+    with pytest.raises(FileNotFoundError, match=r"nope\.yaml"):
         CanarySuite.from_yaml(tmp_path / "nope.yaml")
 
 
