@@ -130,6 +130,44 @@ def action(
         prewarm()  # overlap LiteLLM's slow import with baseline loading
 
     check_run = publish.start_check_run(settings, activity, ctx, github, workflow)
+    try:
+        return _run_and_report(
+            settings,
+            activity,
+            ctx,
+            suites,
+            base_dir,
+            report_dir,
+            github=github,
+            workflow=workflow,
+            check_run=check_run,
+            backend_factory=backend_factory,
+            provider_factory=provider_factory,
+            now=now,
+        )
+    except Exception as exc:
+        # Whatever stops the step (a missing key, a usage error, a bug), main() reports it; the
+        # check run must not stay "in progress" on the pull request. Re-raised unchanged.
+        publish.abandon_check_run(check_run, str(exc), ctx=ctx, github=github, workflow=workflow)
+        raise
+
+
+def _run_and_report(
+    settings: Settings,
+    activity: Activity,
+    ctx: EventContext,
+    suites: list[LoadedSuite],
+    base_dir: Path,
+    report_dir: Path,
+    *,
+    github: publish.GitHubPort | None,
+    workflow: Workflow,
+    check_run: int | None,
+    backend_factory: Callable[[Settings, publish.GitHubPort | None, Path], Backend],
+    provider_factory: ProviderFactory,
+    now: Callable[[], datetime],
+) -> int:
+    """Run every pair, write the reports and outputs, publish; returns the exit code."""
     backend = backend_factory(settings, github, base_dir)
     pairs = asyncio.run(
         _run_all(suites, settings, activity, ctx, provider_factory, backend, now, workflow)

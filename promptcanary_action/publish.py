@@ -12,6 +12,7 @@ from typing import Literal, Protocol
 
 from pydantic import ValidationError
 
+from promptcanary.core.markdown import escape_md, truncate
 from promptcanary.core.models import slugify
 from promptcanary_action.activity import Activity
 from promptcanary_action.annotations import Annotation, build_annotations
@@ -106,6 +107,32 @@ def start_check_run(
     except GitHubError as exc:
         _warn(workflow, exc, fork=ctx.is_fork)
         return None
+
+
+def abandon_check_run(
+    check_run: int | None,
+    problem: str,
+    *,
+    ctx: EventContext,
+    github: GitHubPort | None,
+    workflow: Workflow,
+) -> None:
+    """Complete a started check run as failed when the step stops before it has a report.
+
+    GitHub never times out a check run created through the API: left ``in_progress``, it shows
+    as running on the pull request for good.
+    """
+    if check_run is None or github is None:
+        return
+    try:
+        github.complete_check_run(
+            check_run,
+            conclusion="failure",
+            title="PromptCanary could not run",
+            summary=escape_md(truncate(problem, 4_000)),
+        )
+    except GitHubError as exc:
+        _warn(workflow, exc, fork=ctx.is_fork)
 
 
 def conclusion(outcome: StepOutcome) -> str:

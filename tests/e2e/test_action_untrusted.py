@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import PR_NUMBER, ActionHarness, split_fenced, suite_text
+from tests.e2e.conftest import PR_NUMBER, ActionHarness, pr_event, split_fenced, suite_text
 
 pytestmark = pytest.mark.e2e
 
@@ -147,3 +147,21 @@ def test_model_without_api_key_or_api_base_is_an_untrustworthy_run(
     [error] = result.annotations("error")
     assert "OPENAI_API_KEY" in error.message
     assert harness.llm.request_count == 0
+
+
+def test_a_step_that_stops_early_completes_its_check_run(harness: ActionHarness) -> None:
+    # The check run is created before the suite runs; a missing key stops the step after that.
+    harness.write("canary.yaml", suite_text("status", None, PROMPTS))
+
+    result = harness.run(
+        "pull_request",
+        pr_event(),
+        {"baseline": "none", "models": "openai/gpt-4o-mini"},
+        env={"OPENAI_API_KEY": None, "OPENAI_API_BASE": None},
+    )
+
+    assert result.returncode == 3, result.log
+    check = harness.check_run()
+    # Left "in_progress", GitHub would show the check as running forever.
+    assert (check.status, check.conclusion) == ("completed", "failure")
+    assert "needs OPENAI" in (check.summary or "")  # the reason, markdown-escaped
