@@ -48,12 +48,15 @@ def find_suite_files(patterns: Sequence[str], base_dir: Path) -> list[Path]:
             raise UsageError(
                 f"input 'config': {pattern}: {hint} (relative to 'working-directory', {base_dir})"
             )
-        for match in matches:
-            path = (base_dir / match).resolve()
-            if path.is_dir():
-                continue  # a glob like `canaries/**` also matches folders
-            if path not in found:
-                found.append(path)
+        files = [(base_dir / m).resolve() for m in matches]
+        # A glob like `canaries/**` also matches folders: skip them, but not all of them.
+        files = [path for path in files if not path.is_dir()]
+        if not files:
+            raise UsageError(
+                f"input 'config': {pattern}: matches only folders, no suite file (relative to "
+                f"'working-directory', {base_dir}); name the files, e.g. `canaries/**/*.yaml`"
+            )
+        found.extend(path for path in files if path not in found)
     return found
 
 

@@ -235,6 +235,19 @@ def test_find_suite_files_unmatched_glob_says_so(tmp_path: Path) -> None:
         find_suite_files(["suites/*.yml"], tmp_path)
 
 
+@pytest.mark.parametrize("pattern", ["canaries", "canaries/*"])
+def test_find_suite_files_entry_matching_only_folders_is_a_usage_error(
+    tmp_path: Path, pattern: str
+) -> None:
+    # Otherwise the step runs no suite at all and passes green.
+    (tmp_path / "canaries" / "nested").mkdir(parents=True)
+    with pytest.raises(UsageError) as info:
+        find_suite_files([pattern], tmp_path)
+    message = str(info.value)
+    assert message.startswith(f"input 'config': {pattern}: ")
+    assert "folder" in message and "canaries/**/*.yaml" in message
+
+
 # ── models_for ──────────────────────────────────────────────────────────────
 
 
