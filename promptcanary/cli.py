@@ -180,13 +180,17 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             target = _per_model(args.output_json, spec.model, several)
             atomic_write_text(target, run.model_dump_json(indent=2) + "\n")
             print(f"Wrote the run to {target}", file=out)
-        if args.save_baseline:
+        trustworthy = run.error_rate <= args.max_error_rate
+        if args.save_baseline and not trustworthy:
+            # Errored results are never compared: such a baseline would hide every later drift.
+            print("Baseline not saved: too many errored responses.", file=out)
+        elif args.save_baseline:
             snapshot = BaselineSnapshot(
                 suite_name=run.suite_name, provider=run.provider, run_result=run
             )
             saved = FileBaselineStore(args.baseline_dir).save_snapshot(snapshot)
             print(f"Saved baseline {snapshot.snapshot_id[:8]} to {saved}", file=out)
-        if run.error_rate > args.max_error_rate:
+        if not trustworthy:
             untrusted.append(f"{spec.model}: {run.error_count} of {len(run.llm_responses)}")
     if untrusted:
         print(

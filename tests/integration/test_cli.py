@@ -218,6 +218,20 @@ def test_errored_replay_above_the_error_rate_exits_3(workdir: Path) -> None:
     assert "upstream failed" in done.stdout
 
 
+def test_untrustworthy_run_is_not_saved_as_the_baseline(workdir: Path) -> None:
+    # An all-errored baseline would make every later comparison "errored, not a regression":
+    # the gate would pass whatever the model does.
+    lines = [json.dumps({"prompt_id": p, "error": "HTTP 500: upstream failed"}) for p in GOOD]
+    (workdir / "broken.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = cli(
+        "run", "--config", "canary.yaml", "--replay", "broken.jsonl", "--save-baseline",
+        "--baseline-dir", "bl", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert done.returncode == 3
+    assert not list((workdir / "bl").glob("*.json"))
+    assert "not saved" in done.stdout
+
+
 def test_baselines_lists_them_and_shows_unreadable_files(workdir: Path) -> None:
     run_and_save_baseline(workdir)
     (workdir / "bl" / "starter-canaries__broken__20240101T000000000000Z_deadbeef.json").write_text(
