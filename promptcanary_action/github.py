@@ -266,9 +266,13 @@ class GitHubClient:
         # Scan every open issue rather than filter by label: a label can be removed by a person
         # or dropped by GitHub for a token without push access, the marker cannot.
         op = _Op("list the open issues", "issues: write", self.repository)
-        return self._call(
-            op, lambda: _first_own(self._repo.get_issues(state="open"), marker, self._is_token_user)
-        )
+
+        def find() -> Any:
+            issues = self._repo.get_issues(state="open")
+            # The issues API lists pull requests too: a bot's PR quoting the marker is not ours.
+            return _first_own(issues, marker, self._is_token_user, skip=_is_pull_request)
+
+        return self._call(op, find)
 
     # -- artifacts and workflow runs -----------------------------------------------------------
     def list_artifacts(self, name: str) -> list[ArtifactInfo]:
@@ -393,8 +397,14 @@ class GitHubClient:
 
 
 # -- pure helpers ------------------------------------------------------------------------------
-def _first_own(items: Iterable[Any], marker: str, is_token_user: Callable[[str], bool]) -> Any:
-    """The first item whose body carries `marker` and that this token wrote.
+def _first_own(
+    items: Iterable[Any],
+    marker: str,
+    is_token_user: Callable[[str], bool],
+    *,
+    skip: Callable[[Any], bool] = lambda item: False,
+) -> Any:
+    """The first item whose body carries `marker`, that this token wrote and `skip` keeps.
 
     The workflow token and GitHub Apps write as a Bot; a personal access token writes as its
     user, which `is_token_user` recognises. A person's comment that quotes the marker is never
@@ -403,9 +413,14 @@ def _first_own(items: Iterable[Any], marker: str, is_token_user: Callable[[str],
     for item in items:
         if marker not in (item.body or "") or item.user is None:
             continue
-        if item.user.type == "Bot" or is_token_user(item.user.login):
+        if (item.user.type == "Bot" or is_token_user(item.user.login)) and not skip(item):
             return item
     return None
+
+
+def _is_pull_request(issue: Any) -> bool:
+    # Asked only of marked items: for a listed issue without the key PyGithub makes one GET.
+    return issue.pull_request is not None
 
 
 def _with_marker(body: str, marker: str, limit: int) -> str:

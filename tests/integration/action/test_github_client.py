@@ -277,6 +277,19 @@ def test_drift_issue_found_without_its_label(gh: FakeGitHubServer) -> None:
     assert len(gh.issues) == 1 and bot_issue.title == "Drift again"
 
 
+def test_a_bot_pull_request_quoting_the_marker_is_not_the_drift_issue(gh: FakeGitHubServer) -> None:
+    # The issues API lists pull requests too: a bot's PR that quotes the issue must stay as it is.
+    pull = gh.add_pull(8, "fix-drift", "main", HEAD, BASE, title="Fix the drift")
+    pull.body, pull.user = f"Fixes the drift.\n{ISSUE_MARKER}", ("github-actions[bot]", "Bot")
+
+    url = make_client(gh).upsert_drift_issue(ISSUE_MARKER, "Drift again", "new")
+    make_client(gh).upsert_drift_issue(ISSUE_MARKER, "Drift once more", "newer")
+
+    assert (pull.title, pull.body) == ("Fix the drift", f"Fixes the drift.\n{ISSUE_MARKER}")
+    [issue] = [i for i in gh.issues if i.pull is None and ISSUE_MARKER in (i.body or "")]
+    assert url.endswith(f"/issues/{issue.number}") and issue.title == "Drift once more"
+
+
 # -- artifacts and workflow runs ---------------------------------------------------------------
 def test_artifacts_are_listed_newest_first_and_downloaded_without_auth_on_the_blob(
     gh: FakeGitHubServer,
