@@ -5,6 +5,9 @@ Redaction goes by the parameter's *name*, never by its value: ``api_key``, ``X-A
 depth of nested mappings and lists (``extra_headers: {Authorization: ...}``). Token *counts*
 (``max_tokens``, ``max_completion_tokens``) are not secrets and are kept: losing them would hide a
 parameter change between a baseline and a run.
+
+URLs are the one place a secret hides inside a value (``api_base: https://user:pass@host/?api-key=…``):
+their user-info and secret-looking query parameters are redacted too, the rest of the URL kept.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 REDACTED = "***"
 
@@ -34,9 +38,29 @@ def redact_params(params: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def redact_url(url: str) -> str:
+    """``url`` without a password in its user-info or secrets in its query string."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if not parts.scheme or not parts.netloc:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, REDACTED if is_secret_name(k) else v) for k, v in pairs], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
 def _redact_value(value: Any) -> Any:
     if isinstance(value, Mapping):
         return redact_params(value)
     if isinstance(value, list | tuple):
         return [_redact_value(item) for item in value]
+    if isinstance(value, str) and "://" in value:
+        return redact_url(value)
     return value

@@ -50,3 +50,18 @@ def test_redact_params_nested_and_does_not_mutate() -> None:
     }
     assert params["api_key"] == "sk-1"
     assert params["extra_headers"]["Authorization"] == "Bearer t"
+
+
+def test_credentials_inside_an_api_base_url_are_redacted_and_the_rest_kept() -> None:
+    params = {
+        "api_base": "https://svc:hunter2@llm.example.com:8443/v1?api-key=abc123&region=eu",
+        "fallbacks": ["https://k:v@other.example/v1"],
+        "plain": "https://llm.example.com/v1",
+    }
+
+    out = redact_params(params)
+
+    assert "hunter2" not in str(out) and "abc123" not in str(out) and ":v@" not in str(out)
+    assert out["api_base"] == "https://***@llm.example.com:8443/v1?api-key=***&region=eu"
+    assert out["fallbacks"] == ["https://***@other.example/v1"]
+    assert out["plain"] == "https://llm.example.com/v1"
