@@ -1,10 +1,12 @@
 """Baselines on an orphan data branch of the repository itself (``baseline: branch``).
 
 Layout on the branch: ``<suite-slug>/<model-slug>/baseline.json`` and ``history.jsonl``, plus a
-generated ``README.md``. Reading fetches the branch into a private ref and reads blobs from it;
-writing builds a commit with plumbing in a temporary index and pushes it. The user's HEAD, index
-and working tree are never touched. A push rejected because another job pushed first is retried
-on the new tip (fetch, re-apply, push), so concurrent jobs never lose a write.
+generated ``README.md``. All git work happens in a private bare repository whose ``origin`` is
+the checkout's (see :func:`open_repository`): reading fetches the branch into a private ref and
+reads blobs from it; writing builds a commit with plumbing in a temporary index and pushes it.
+Nothing in the user's checkout (HEAD, index, working tree, objects, refs) is touched. A push
+rejected because another job pushed first is retried on the new tip (fetch, re-apply, push), so
+concurrent jobs never lose a write.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import shutil
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -287,21 +289,36 @@ def open_repository(
     repository: str,
     env: Mapping[str, str] | None = None,
 ) -> Git:
-    """The checkout enclosing ``base_dir``, or a new bare repository whose origin is the remote.
+    """A private bare repository whose ``origin`` is the checkout's own (or the server's).
 
-    In a checkout, the token is sent only when the checkout has no credentials of its own
-    (``actions/checkout`` persists an extraheader; a second Authorization header is refused).
+    The user's checkout only tells where the remote is and how to reach it: nothing is fetched
+    into it. In a Docker action git runs as root in a workspace the runner's user owns, so any
+    object, folder or ref written there would break the user's later git steps; a depth-1 fetch
+    would also make a full clone shallow, and the checkout's own hooks would run on our push.
+
+    The checkout's local ``http.*`` settings (``actions/checkout`` persists its credentials as
+    an ``extraheader``, in ``.git/config`` or a file it includes) travel with each command, never
+    to disk; our token is sent only when the checkout has no credentials of its own (a second
+    Authorization header is refused).
     """
     probe = Git(base_dir, env=env, token=token)
     inside = probe.run("rev-parse", "--show-toplevel", check=False)
     if inside.returncode == 0:
         top = Path(inside.stdout.decode("utf-8", errors="replace").strip())
         repo = Git(top, env=env, token=token)
-        has_origin = repo.run("remote", "get-url", "origin", check=False).returncode == 0
-        if has_origin:
-            own = repo.run("config", "--get-regexp", r"^http\..*extraheader$", check=False)
-            repo.send_token = own.returncode != 0 or not own.stdout.strip()
-            return repo
+        origin = repo.run("remote", "get-url", "origin", check=False)
+        if origin.returncode == 0:
+            url = _absolute_url(origin.stdout.decode("utf-8", errors="replace").strip(), top)
+            listed = repo.run(
+                "config", "--local", "--includes", "--get-regexp", r"^http\.", check=False
+            )
+            http = [
+                (key, value)
+                for line in listed.stdout.decode("utf-8", errors="replace").splitlines()
+                for key, _, value in [line.partition(" ")]
+            ]
+            has_header = any(key.endswith(".extraheader") for key, _ in http)
+            return _bare_clone(url, token="" if has_header else token, env=env, config=http)
     if not repository:
         raise BaselineStoreError(
             f"baseline: branch needs a git checkout ({base_dir} is not one, or has no `origin`) "
@@ -310,13 +327,27 @@ def open_repository(
     return _bare_clone(f"{server_url.rstrip('/')}/{repository}.git", token=token, env=env)
 
 
-def _bare_clone(url: str, *, token: str, env: Mapping[str, str] | None) -> Git:
+def _absolute_url(url: str, top: Path) -> str:
+    """``url``, with a relative local path made absolute (the private clone lives elsewhere)."""
+    scp_like = ":" in url.split("/", 1)[0]  # host:path, or a URL scheme
+    if scp_like or Path(url).is_absolute():
+        return url
+    return str((top / url).resolve())
+
+
+def _bare_clone(
+    url: str,
+    *,
+    token: str,
+    env: Mapping[str, str] | None,
+    config: Sequence[tuple[str, str]] = (),
+) -> Git:
     """An empty bare repository with ``origin`` = ``url``; fetches bring only the data branch.
 
     The URL on disk carries no credentials: the token travels in the per-command environment.
     """
     tmp = Path(tempfile.mkdtemp(prefix="promptcanary-baselines-"))
-    git = Git(tmp, env=env, token=token)
+    git = Git(tmp, env=env, token=token, config=config)
     git.run("init", "--quiet", "--bare", str(tmp))
     git.run("remote", "add", "origin", url)
     weakref.finalize(git, shutil.rmtree, tmp, True)

@@ -45,18 +45,34 @@ class Git:
         cwd: The repository (a work tree or a bare repository).
         env: The base environment (default: this process's); ``GIT_DIR`` and friends are dropped.
         token: Sent as an HTTP header to the remote; empty for none.
+        config: Command-scope settings (e.g. a checkout's ``http.*`` credentials), given through
+            the environment like the token; ``*.extraheader`` values are scrubbed like it.
     """
 
-    def __init__(self, cwd: Path, *, env: Mapping[str, str] | None = None, token: str = "") -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        token: str = "",
+        config: Sequence[tuple[str, str]] = (),
+    ) -> None:
         self.cwd = cwd
         self._token = token
+        self._secrets = [
+            part
+            for key, value in config
+            if key.lower().endswith(".extraheader")
+            for part in (value, value.split()[-1] if value.split() else "")
+            if len(part) >= 8  # never "redact" a short, common word out of every message
+        ]
         base = dict(os.environ if env is None else env)
         for key in _LEAKY:
             base.pop(key, None)
         base.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C")
         # In a Docker action the workspace belongs to the runner's user, not the container's:
         # without this, git refuses the repository as of "dubious ownership".
-        self._base_env = _with_config(base, [("safe.directory", "*")])
+        self._base_env = _with_config(base, [("safe.directory", "*"), *config])
         self.send_token = bool(token)
 
     def env(self, **extra: str) -> dict[str, str]:
@@ -105,10 +121,11 @@ class Git:
         return _text(proc.stdout).strip()
 
     def scrub(self, text: str) -> str:
-        """``text`` without the token in any form git could print it."""
-        if not self._token:
-            return text
-        for secret in (self._token, auth_header(self._token).split()[-1]):
+        """``text`` without the token (or a configured header) in any form git could print it."""
+        secrets = list(self._secrets)
+        if self._token:
+            secrets += [self._token, auth_header(self._token).split()[-1]]
+        for secret in sorted(secrets, key=len, reverse=True):
             text = text.replace(secret, REDACTED)
         return text
 

@@ -191,23 +191,37 @@ def test_eight_concurrent_writers_all_land(git_workspace: GitWorkspace) -> None:
     assert git_workspace.run_in_origin("rev-list", "--count", tip) == "8"
 
 
+def origin_hook(ws: GitWorkspace, script: str) -> None:
+    """A pre-receive hook in origin that runs ``script`` before accepting a push (not nested).
+
+    The store pushes from a private clone, so the race is staged on the server's side: the hook
+    moves the branch first, and the push then fails as when another job won.
+    """
+    hook = ws.origin_path / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\n"
+        'cat > /dev/null; [ -n "$PC_NESTED" ] && exit 0\n'
+        "unset GIT_DIR GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES\n"
+        f"export PC_NESTED=1\n{script}\n",
+        encoding="utf-8",
+    )
+    hook.chmod(0o755)
+
+
 def test_a_push_that_loses_the_race_is_reapplied_on_the_new_tip(
     git_workspace: GitWorkspace,
 ) -> None:
-    # Another job's commit lands between our fetch and our push (from a pre-push hook, once).
+    # Another job's commit lands between our fetch and our push (once).
     other = clone(git_workspace, "other-job")
     other.run("checkout", "--quiet", "--orphan", "theirs")
     other.run("rm", "-rf", "--quiet", ".")
     theirs = other.commit_file("their-suite/m/baseline.json", "{}\n", "their baseline")
     flag = git_workspace.path.parent / "hook-ran"
-    hook = git_workspace.path / ".git" / "hooks" / "pre-push"
-    hook.write_text(
-        "#!/bin/sh\n"
+    origin_hook(
+        git_workspace,
         f'if [ ! -e "{flag}" ]; then touch "{flag}"; '
-        f'git -C "{other.path}" push --quiet origin {theirs}:refs/heads/{BRANCH}; fi\n',
-        encoding="utf-8",
+        f'git -C "{other.path}" push --quiet origin {theirs}:refs/heads/{BRANCH}; fi',
     )
-    hook.chmod(0o755)
     sleeps = Sleeps()
 
     backend(git_workspace, sleep=sleeps).save(snapshot(), sha="a" * 40, ref="main")
@@ -224,15 +238,12 @@ def test_gives_up_after_the_configured_attempts(git_workspace: GitWorkspace) -> 
     other = clone(git_workspace, "busy-job")
     other.run("checkout", "--quiet", "--orphan", "busy")
     other.run("rm", "-rf", "--quiet", ".")
-    hook = git_workspace.path / ".git" / "hooks" / "pre-push"
-    hook.write_text(
-        "#!/bin/sh\n"
+    origin_hook(
+        git_workspace,
         f'cd "{other.path}" && date +%s%N > busy.txt && git add busy.txt && '
         "git commit --quiet -m busy && "
-        f"git push --quiet --force origin HEAD:refs/heads/{BRANCH}\n",
-        encoding="utf-8",
+        f"git push --quiet --force origin HEAD:refs/heads/{BRANCH}",
     )
-    hook.chmod(0o755)
     sleeps = Sleeps()
 
     with pytest.raises(BaselineStoreError, match="5 attempts"):
@@ -323,7 +334,8 @@ class _Recorder(BaseHTTPRequestHandler):
     seen: list[str | None] = []
 
     def do_GET(self) -> None:
-        type(self).seen.append(self.headers.get("Authorization"))
+        # Every Authorization header, so that a second one (refused by GitHub) would show.
+        type(self).seen.append(", ".join(self.headers.get_all("Authorization") or []) or None)
         body = b"Permission to octo-org/octo-repo.git denied to github-actions[bot].\n"
         self.send_response(403)
         self.send_header("Content-Length", str(len(body)))
@@ -394,3 +406,56 @@ def test_a_data_branch_save_cannot_apply_to_is_a_store_error(git_workspace: GitW
         backend(git_workspace).save(snapshot(), sha="a" * 40, ref="main")
 
     assert BRANCH in str(err.value) and PAIR in str(err.value)
+
+
+def git_dir_files(ws: GitWorkspace) -> dict[str, int]:
+    git_dir = ws.path / ".git"
+    return {str(p.relative_to(git_dir)): p.stat().st_size for p in git_dir.rglob("*")}
+
+
+def test_the_users_git_directory_is_left_alone(git_workspace: GitWorkspace) -> None:
+    # In a Docker action git runs as root in a workspace the runner's user owns: every object,
+    # folder or ref we wrote there would be root's, and break the user's later git steps
+    # ("insufficient permission for adding an object"). A depth-1 fetch would also turn a full
+    # clone shallow, and the user's own pre-push hook (husky) would run on our push.
+    ws = git_workspace
+    hook = ws.path / ".git" / "hooks" / "pre-push"
+    hook.write_text("#!/bin/sh\necho 'pushes are blocked here' >&2\nexit 1\n", encoding="utf-8")
+    hook.chmod(0o755)
+    before = git_dir_files(ws)
+
+    backend(ws).save(snapshot(), sha="a" * 40, ref="main")
+    backend(ws).save(snapshot(score=0.9), sha="b" * 40, ref="main")
+    loaded = backend(ws).load("My Suite", MODEL, for_ref="main")
+
+    assert loaded is not None and loaded.run_result.overall_score == 0.9
+    assert git_dir_files(ws) == before
+    assert ws.run("rev-parse", "--is-shallow-repository") == "false"
+
+
+@pytest.mark.parametrize("where", ["config", "included file"])
+def test_the_checkouts_persisted_credentials_are_used_and_never_printed(
+    git_workspace: GitWorkspace, http_remote: tuple[str, type[_Recorder]], where: str
+) -> None:
+    # actions/checkout persists `http.<server>/.extraheader` in .git/config (v4) or in a file
+    # that .git/config includes (v6); with it, our own token must not be sent as a second one.
+    url, handler = http_remote
+    ws = git_workspace
+    ws.run("remote", "set-url", "origin", f"{url}/octo-org/octo-repo.git")
+    theirs = "basic " + base64.b64encode(b"x-access-token:ghs_CHECKOUTsToken000").decode()
+    key = f"http.{url}/.extraheader"
+    if where == "config":
+        ws.run("config", key, f"AUTHORIZATION: {theirs}")
+    else:
+        included = ws.path.parent / "git-credentials.config"
+        run_git("config", "--file", str(included), key, f"AUTHORIZATION: {theirs}",
+                cwd=ws.path, env=ws.env)  # fmt: skip
+        ws.run("config", f"includeIf.gitdir:{ws.path}/.git.path", str(included))
+    store = BranchBackend.for_workspace(ws.path, BRANCH, token=TOKEN, env=dict(ws.env))
+
+    with pytest.raises(BaselineFileError) as err:
+        store.load("My Suite", MODEL, for_ref="main")
+
+    assert handler.seen and {s.lower() for s in handler.seen if s} == {theirs.lower()}
+    assert theirs.split()[-1] not in str(err.value) and TOKEN not in str(err.value)
+    assert "contents: read" in str(err.value)
