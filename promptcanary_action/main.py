@@ -188,7 +188,7 @@ def _run_and_report(
     comment = render_comment(outcome, marker)
     summary = render_summary(outcome)
     files = write_reports(outcome, report_dir, comment, summary)
-    set_outputs(workflow, outcome, files)
+    set_outputs(workflow, outcome, files, workspace=settings.github.workspace)
     workflow.add_summary(summary)
     _log_outcome(outcome, workflow)
 

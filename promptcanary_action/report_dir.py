@@ -113,14 +113,31 @@ def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
+def output_path(path: Path, workspace: Path | None) -> str:
+    """``path`` as later steps can use it: relative to the workspace when it is inside it.
+
+    A Docker action sees the workspace mounted at ``/github/workspace``, the job's other steps
+    at the runner's own path: an absolute path from inside the container is wrong for them.
+    """
+    if workspace is not None:
+        try:
+            return path.resolve().relative_to(workspace.resolve()).as_posix() or "."
+        except ValueError:
+            pass
+    return str(path)
+
+
 def set_outputs(
     workflow: Workflow,
     outcome: StepOutcome,
     files: ReportFiles,
+    *,
+    workspace: Path | None = None,
 ) -> None:
     """The outputs known before publishing, aggregated over the pairs (worst severity, totals).
 
     ``comment-url`` and ``check-run-url`` are set by the publisher once GitHub has answered.
+    File paths are relative to ``workspace`` (``GITHUB_WORKSPACE``) when they are inside it.
     """
     pairs = outcome.pairs
     current = _mean([p.run.overall_score for p in pairs])
@@ -138,9 +155,9 @@ def set_outputs(
         "severity": outcome.severity.value,
         "drift-detected": "true" if outcome.drift_detected else "false",
         "baseline-status": combined_status(pairs),
-        "report-dir": str(files.directory),
-        "snapshot-path": "\n".join(str(p) for p in files.snapshots),
-        "comment-file": str(files.comment),
+        "report-dir": output_path(files.directory, workspace),
+        "snapshot-path": "\n".join(output_path(p, workspace) for p in files.snapshots),
+        "comment-file": output_path(files.comment, workspace),
         "summary": outcome.verdict,
     }
     for name, value in values.items():

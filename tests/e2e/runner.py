@@ -82,6 +82,11 @@ class ActionResult:
         """The workflow commands the runner would act on (honours ``::stop-commands::``)."""
         return parse_workflow_commands(self.stdout)
 
+    def output_path(self, name: str) -> Path:
+        """A path output as a later step sees it: relative ones are under ``GITHUB_WORKSPACE``."""
+        path = Path(self.outputs[name])
+        return path if path.is_absolute() else Path(self.env["GITHUB_WORKSPACE"]) / path
+
     def annotations(self, level: str | None = None) -> list[WorkflowCommand]:
         """``error`` / ``warning`` / ``notice`` commands, optionally of one level only."""
         levels = {level} if level else {"error", "warning", "notice"}

@@ -4,7 +4,6 @@ the gate, the comment size limit, and several suites times several models."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -103,7 +102,12 @@ def test_pr_without_drift_comments_and_passes_the_check(harness: ActionHarness) 
     )
     assert out["comment-url"].endswith(f"/issues/{PR_NUMBER}#issuecomment-{comments[0].id}")
     assert out["check-run-url"].endswith(f"/runs/{check.id}")
-    assert Path(out["comment-file"]).read_text(encoding="utf-8").startswith(body.splitlines()[0])
+    # Relative to the workspace: /github/workspace inside the container is not the host's path.
+    assert (out["report-dir"], out["comment-file"]) == (
+        "promptcanary-report",
+        "promptcanary-report/comment.md",
+    )
+    assert result.output_path("comment-file").read_text(encoding="utf-8").startswith(body.splitlines()[0])
     assert "No drift" in result.summary
 
 
@@ -219,7 +223,7 @@ def test_an_oversized_comment_is_cut_and_says_where_the_rest_is(harness: ActionH
     # What the comment left out is in the job summary and the comment file equals the comment.
     assert len(result.summary) > len(comment.body)
     assert f"topic-{count - 1:02d}" in result.summary
-    comment_file = Path(result.outputs["comment-file"]).read_text(encoding="utf-8")
+    comment_file = result.output_path("comment-file").read_text(encoding="utf-8")
     assert comment_file == comment.body
 
 

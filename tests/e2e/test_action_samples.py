@@ -31,7 +31,7 @@ def _answers(seed: int, yes: float) -> tuple[int, list[tuple[float, str]]]:
     return seed, [(yes, "yes, it is confirmed"), (1 - yes, "no, not yet")]
 
 
-def _pass_rates(result_dir: str) -> tuple[float, float]:
+def _pass_rates(result_dir: Path) -> tuple[float, float]:
     [drift_file] = Path(result_dir).glob("*/*/drift.json")
     [row] = json.loads(drift_file.read_text(encoding="utf-8"))["comparisons"]
     return row["baseline_pass_rate"], row["current_pass_rate"]
@@ -52,7 +52,7 @@ def test_an_80_20_model_is_not_drift_but_a_20_80_model_is(harness: ActionHarness
 
     assert same.returncode == 0, same.log
     assert same.outputs["regressions"] == "0"
-    before, after = _pass_rates(same.outputs["report-dir"])
+    before, after = _pass_rates(same.output_path("report-dir"))
     assert 0.5 <= before < 1.0 and 0.5 <= after < 1.0  # both runs varied
     assert "flaky" in same.summary.lower()  # the varying baseline is reported, not gated on
 
@@ -63,7 +63,7 @@ def test_an_80_20_model_is_not_drift_but_a_20_80_model_is(harness: ActionHarness
 
     assert drifted.returncode == 1, drifted.log
     assert drifted.outputs["regressions"] == "1"
-    before, after = _pass_rates(drifted.outputs["report-dir"])
+    before, after = _pass_rates(drifted.output_path("report-dir"))
     assert after <= 0.4 < before
     comment = harness.github.comments(7)[-1].body
     assert "says-yes" in comment

@@ -4,7 +4,6 @@ output, and a run whose model cannot be reached at all."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -61,7 +60,7 @@ def test_fork_pr_without_write_permission_leaves_the_comment_in_a_file(
     assert "post-comment" not in check_warning
     assert harness.github.comments(FORK_PR) == []
 
-    comment_file = Path(result.outputs["comment-file"])
+    comment_file = result.output_path("comment-file")
     body = comment_file.read_text(encoding="utf-8")
     assert body.startswith("**✅ 1 model run")
     # The structured report that post-comment mode re-renders knows which PR it is for.
@@ -88,7 +87,7 @@ def test_fork_pr_with_drift_still_fails_by_the_gate(harness: ActionHarness) -> N
 
     assert result.returncode == 1, result.log
     assert result.outputs["regressions"] == "1"
-    assert "Regressions: status" in Path(result.outputs["comment-file"]).read_text("utf-8")
+    assert "Regressions: status" in result.output_path("comment-file").read_text("utf-8")
 
 
 def test_hostile_model_output_stays_inert_in_the_comment_and_the_log(

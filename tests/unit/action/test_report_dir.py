@@ -231,6 +231,29 @@ def test_set_outputs_sets_every_output_but_the_urls(tmp_path: Path) -> None:
     assert values["summary"] == "❌ something"
 
 
+def test_path_outputs_are_relative_to_the_workspace(tmp_path: Path) -> None:
+    # A Docker action sees the workspace at /github/workspace; the steps after it see the host
+    # path. Only a workspace-relative path means the same file to both.
+    workspace = tmp_path / "github" / "workspace"
+    out = outcome([pair("a", baseline=OK, current=OK)])
+    files = write_reports(out, workspace / "sub" / "report", "c", "s")
+    workflow = Workflow(io.StringIO())
+    set_outputs(workflow, out, files, workspace=workspace)
+
+    assert workflow.outputs["report-dir"] == "sub/report"
+    assert workflow.outputs["comment-file"] == "sub/report/comment.md"
+    assert workflow.outputs["snapshot-path"] == "sub/report/demo-suite/a/snapshot.json"
+
+
+def test_path_outputs_outside_the_workspace_stay_absolute(tmp_path: Path) -> None:
+    out = outcome([pair("a", baseline=OK, current=OK)])
+    files = write_reports(out, tmp_path / "elsewhere", "c", "s")
+    workflow = Workflow(io.StringIO())
+    set_outputs(workflow, out, files, workspace=tmp_path / "workspace")
+
+    assert workflow.outputs["report-dir"] == str(tmp_path / "elsewhere")
+
+
 def test_outputs_without_any_baseline(tmp_path: Path) -> None:
     fresh = pair("a", baseline=None, current=OK, status=BaselineStatus.MISSING)
     out = outcome([fresh])
