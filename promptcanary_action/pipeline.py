@@ -167,6 +167,13 @@ async def run_pair(
     allowed, why_not = promotion_allowed(
         activity.promotion, run, bool(drift and drift.has_regressions)
     )
+    if allowed and run.error_rate > settings.max_error_rate:
+        # Not even under `always`: the step exits 3, and an outage must not become the reference.
+        allowed = False
+        why_not = (
+            f"{run.error_count} of {len(run.llm_responses)} responses errored, above "
+            f"max-error-rate {settings.max_error_rate:g}"
+        )
     may_write = baseline is not None or (activity.may_create_baseline and not baseline_error)
     if activity.compare and allowed and may_write:
         snapshot = BaselineSnapshot(suite_name=suite.name, provider=run.provider, run_result=run)

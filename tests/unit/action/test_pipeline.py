@@ -496,6 +496,23 @@ def test_always_promotes_even_with_regressions() -> None:
     assert backend.saves[0][3] == 3  # the regression count reaches the history line
 
 
+@pytest.mark.parametrize("with_baseline", [True, False])
+def test_always_never_promotes_an_untrustworthy_run(with_baseline: bool) -> None:
+    # Half the prompts errored, above max-error-rate 0.2: the step exits 3, and such a run must
+    # not become the reference later pull requests are judged by.
+    backend = DictBackend()
+    old = seed_baseline(backend) if with_baseline else None
+    broken = {**GOOD, "p2": ProviderError("server error", status_code=500)}
+    pair = pair_run(backend, act=activity(promotion="always"), answers=broken)
+    assert pair.run.error_rate == 0.5
+    assert backend.saves == []
+    assert backend.baselines.get(("demo", "model-a")) is old
+    assert pair.baseline_status is (
+        BaselineStatus.FOUND if with_baseline else BaselineStatus.MISSING
+    )
+    assert any("above max-error-rate" in note for note in pair.notes)
+
+
 def test_changed_probes_rescore_the_baseline_with_a_note() -> None:
     backend = DictBackend()
     old_suite = loaded(SUITE.replace("required_keywords: [ok]", "required_keywords: [first]"))
