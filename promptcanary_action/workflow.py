@@ -76,7 +76,7 @@ class Workflow:
 
     def _command(self, name: str, message: str, properties: dict[str, str | int | None]) -> None:
         props = ",".join(
-            f"{key}={escape_property(str(value))}"
+            f"{key}={escape_property(sanitize(str(value)))}"
             for key, value in properties.items()
             if value is not None
         )

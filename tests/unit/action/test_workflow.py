@@ -82,6 +82,16 @@ def test_annotations_escape_message_and_properties(tmp_path: Path) -> None:
     assert len(out.getvalue().splitlines()) == 4
 
 
+def test_annotation_properties_hide_control_and_bidi_characters(tmp_path: Path) -> None:
+    # A title carries a suite name or model id: an ANSI escape (the log viewer renders colours
+    # and "conceal") or a bidi override must not reach the log, as in the message.
+    workflow, out = make_workflow(tmp_path)
+    workflow.warning("m", title="suite\x1b[8m hidden\u202e on model")
+    [command] = parse_workflow_commands(out.getvalue())
+    assert command.properties["title"] == "suite\ufffd[8m hidden\ufffd on model"
+    assert "\x1b" not in out.getvalue() and "\u202e" not in out.getvalue()
+
+
 def test_group_wraps_the_body_even_when_it_raises(tmp_path: Path) -> None:
     workflow, out = make_workflow(tmp_path)
     with pytest.raises(RuntimeError), workflow.group("suite\non model"):
