@@ -12,7 +12,7 @@ from typing import Literal, Protocol
 
 from pydantic import ValidationError
 
-from promptcanary.core.markdown import escape_md, truncate
+from promptcanary.core.markdown import code_span, escape_md, truncate
 from promptcanary.core.models import slugify
 from promptcanary_action.activity import Activity
 from promptcanary_action.annotations import Annotation, build_annotations
@@ -210,7 +210,8 @@ def _publish_issues(outcome: StepOutcome, github: GitHubPort, workflow: Workflow
             else:
                 github.close_drift_issue(
                     marker,
-                    f"A later run found no drift in {pair.suite_name} on {pair.model}"
+                    f"A later run found no drift in {escape_md(pair.suite_name)} on "
+                    f"{code_span(pair.model)}"
                     + (f": {outcome.run_url}" if outcome.run_url else "."),
                 )
         except GitHubError as exc:

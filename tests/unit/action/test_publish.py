@@ -344,6 +344,24 @@ def test_issues_opened_for_drifted_pairs_and_closed_for_clean_ones() -> None:
     assert issue_marker(drifted) != issue_marker(clean)
 
 
+def test_closing_comment_escapes_suite_name_and_model() -> None:
+    clean = make_pair("org/<b>model</b>", regressed=False).model_copy(
+        update={"suite_name": "@org/team #12 *bold*"}
+    )
+    github = FakeGitHub()
+    run_publish(
+        github,
+        make_outcome(clean, pr=None),
+        act=activity(comment=False, issue_on_drift=True, is_pull_request=False),
+        ctx=PUSH_CTX,
+    )
+    (closed,) = github.named("close_drift_issue")
+    comment = closed["comment"]
+    assert "@org/team" not in comment and "#12" not in comment and "*bold*" not in comment
+    assert "<b>" not in comment.replace("`org/<b>model</b>`", "")
+    assert "`org/<b>model</b>`" in comment
+
+
 def test_no_issues_without_issue_on_drift() -> None:
     github = FakeGitHub()
     run_publish(github, make_outcome(make_pair("m", regressed=True), pr=None), ctx=PUSH_CTX)
