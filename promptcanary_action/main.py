@@ -217,7 +217,8 @@ def _run_and_report(
 def _log_outcome(outcome: StepOutcome, workflow: Workflow) -> None:
     workflow.notice(outcome.verdict, title="PromptCanary")
     for pair in outcome.pairs:
-        for warning in pair.drift.warnings if pair.drift else []:
+        # Notes too (baseline not saved, not updated, stale): a push has no comment to show them.
+        for warning in [*pair.notes, *(pair.drift.warnings if pair.drift else [])]:
             workflow.warning(warning, title=f"{pair.suite_name} on {pair.model}")
 
 

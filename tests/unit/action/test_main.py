@@ -1,15 +1,20 @@
-"""main.load_suites: suite files found by the `config` input, each loaded once, names unique."""
+"""main: suite files found by the `config` input (each loaded once, names unique); the log."""
 
 from __future__ import annotations
 
 import dataclasses
+import io
 from pathlib import Path
 
 import pytest
 
+from promptcanary.core.models import CanaryRunResult, ProviderConfig
 from promptcanary_action.errors import UsageError
-from promptcanary_action.main import load_suites
+from promptcanary_action.main import _log_outcome, load_suites
+from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.settings import GitHubEnv, Settings
+from promptcanary_action.workflow import Workflow
+from tests.e2e.runner import parse_workflow_commands
 
 SUITE = """\
 name: {name}
@@ -48,3 +53,22 @@ def test_two_suite_files_with_one_name_are_a_usage_error(tmp_path: Path) -> None
 
     message = str(caught.value)
     assert "two.yaml" in message and "one.yaml" in message and "'same'" in message
+
+
+def test_pair_notes_reach_the_log_as_warnings() -> None:
+    # On a push there is no comment: a baseline that could not be saved (no `contents: write`)
+    # must show in the run's annotations, not only as a bullet deep in the job summary.
+    run = CanaryRunResult(suite_name="demo", provider=ProviderConfig(model_id="openai/x"))
+    note = "The baseline could not be saved: the workflow needs `permissions: contents: write`"
+    pair = PairOutcome(
+        suite_name="demo", suite_file="canary.yaml", model="openai/x", run=run, notes=[note]
+    )
+    outcome = StepOutcome(pairs=[pair], fail_on="regression", gate_failed=False, verdict="ok")
+    out = io.StringIO()
+
+    _log_outcome(outcome, Workflow(out))
+
+    warnings = [c for c in parse_workflow_commands(out.getvalue()) if c.name == "warning"]
+    assert [(w.properties["title"], w.message) for w in warnings] == [
+        ("demo on openai/x", note)
+    ]
