@@ -13,6 +13,7 @@ Layout of ``report-dir``::
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,13 +39,25 @@ def pair_dir(directory: Path, pair: PairOutcome) -> Path:
     return directory / slugify(pair.suite_name, 60) / slugify(pair.model, 60)
 
 
+def _unique_dir(directory: Path, pair: PairOutcome, used: set[Path]) -> Path:
+    """``pair_dir``, or with a hash of the names when an earlier pair has the same slugs
+    (ids alike in their first 60 characters, or only in case): never overwrite its results."""
+    folder = pair_dir(directory, pair)
+    if folder in used:
+        digest = hashlib.sha256(f"{pair.suite_name}\0{pair.model}".encode()).hexdigest()[:8]
+        folder = folder.with_name(f"{folder.name}-{digest}")
+    used.add(folder)
+    return folder
+
+
 def write_reports(outcome: StepOutcome, directory: Path, comment: str, summary: str) -> ReportFiles:
     """Write every report file; returns their paths."""
     files = ReportFiles(directory, directory / "comment.md", directory / "summary.md")
     atomic_write_text(files.comment, comment)
     atomic_write_text(files.summary, summary)
+    used: set[Path] = set()
     for pair in outcome.pairs:
-        folder = pair_dir(directory, pair)
+        folder = _unique_dir(directory, pair, used)
         atomic_write_text(folder / "run.json", pair.run.model_dump_json(indent=2) + "\n")
         if pair.drift is not None:
             atomic_write_text(folder / "drift.json", pair.drift.model_dump_json(indent=2) + "\n")

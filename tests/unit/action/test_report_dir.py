@@ -195,6 +195,25 @@ def test_rewriting_the_folder_leaves_no_temporary_files(tmp_path: Path) -> None:
     assert (tmp_path / "comment.md").read_text(encoding="utf-8") == "c2"
 
 
+def test_models_with_one_slug_get_their_own_folders(tmp_path: Path) -> None:
+    # Long ids (Bedrock ARNs) share their first 60 slug characters; case differs only in case.
+    arn = "bedrock/arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic."
+    pairs = [
+        pair(arn + "claude-3-5-sonnet", baseline=None, current=OK),
+        pair(arn + "claude-3-haiku", baseline=None, current=HALF),
+        pair("openai/GPT-4o", baseline=None, current=OK),
+        pair("openai/gpt-4o", baseline=None, current=HALF),
+    ]
+    files = write_reports(outcome(pairs), tmp_path / "report", "c", "s")
+
+    assert len(set(files.snapshots)) == 4
+    for p, snapshot in zip(pairs, files.snapshots, strict=True):
+        run = CanaryRunResult.model_validate_json((snapshot.parent / "run.json").read_bytes())
+        assert run.run_id == p.run.run_id
+    # The first pair keeps the plain folder name.
+    assert files.snapshots[2].parent.name == "openai-gpt-4o"
+
+
 # ── set_outputs ─────────────────────────────────────────────────────────────
 
 
