@@ -344,6 +344,18 @@ def test_issues_opened_for_drifted_pairs_and_closed_for_clean_ones() -> None:
     assert issue_marker(drifted) != issue_marker(clean)
 
 
+def test_models_alike_in_their_first_60_characters_have_their_own_issue() -> None:
+    # Otherwise the clean model's run closes the issue its drifted twin has just opened.
+    arn = "bedrock/arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic."
+    drifted = make_pair(arn + "claude-3-5-sonnet", regressed=True)
+    clean = make_pair(arn + "claude-3-haiku", regressed=False)
+    assert issue_marker(drifted) != issue_marker(clean)
+    # Names that fit keep the marker of earlier versions, so their open issues are still found.
+    assert issue_marker(make_pair("openai/gpt-4o", regressed=False)) == (
+        "<!-- promptcanary-action:issue=demo/openai-gpt-4o -->"
+    )
+
+
 def test_closing_comment_escapes_suite_name_and_model() -> None:
     clean = make_pair("org/<b>model</b>", regressed=False).model_copy(
         update={"suite_name": "@org/team #12 *bold*"}
