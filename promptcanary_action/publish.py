@@ -6,7 +6,6 @@ results are already in the report folder, the outputs and the job summary when t
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, Protocol
@@ -14,7 +13,7 @@ from typing import Literal, Protocol
 from pydantic import ValidationError
 
 from promptcanary.core.markdown import code_span, escape_md, truncate
-from promptcanary.core.models import slugify
+from promptcanary.core.models import name_slug
 from promptcanary_action.activity import Activity
 from promptcanary_action.annotations import Annotation, build_annotations
 from promptcanary_action.context import EventContext
@@ -144,17 +143,8 @@ def conclusion(outcome: StepOutcome) -> str:
     return "neutral" if outcome.drift_detected else "success"
 
 
-def _marker_slug(name: str, limit: int = 60) -> str:
-    """The slug of ``name``; when cut to ``limit``, plus a hash of the whole name, so that ids
-    alike in their first characters (Bedrock ARNs) do not share one issue."""
-    slug = slugify(name, limit)
-    if len(slugify(name, len(name) + 1)) <= limit:
-        return slug  # as earlier versions wrote it: their open issues are still found
-    return f"{slug}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
-
-
 def issue_marker(pair: PairOutcome) -> str:
-    suite, model = _marker_slug(pair.suite_name), _marker_slug(pair.model)
+    suite, model = name_slug(pair.suite_name), name_slug(pair.model)
     return f"<!-- promptcanary-action:issue={suite}/{model} -->"
 
 

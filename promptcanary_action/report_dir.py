@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from promptcanary.core.models import BaselineSnapshot, slugify
+from promptcanary.core.models import BaselineSnapshot, name_slug
 from promptcanary.storage.base import atomic_write_text, snapshot_to_json
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
 from promptcanary_action.workflow import Workflow
@@ -36,7 +36,7 @@ class ReportFiles:
 
 
 def pair_dir(directory: Path, pair: PairOutcome) -> Path:
-    return directory / slugify(pair.suite_name, 60) / slugify(pair.model, 60)
+    return directory / name_slug(pair.suite_name) / name_slug(pair.model)
 
 
 def _unique_dir(directory: Path, pair: PairOutcome, used: set[Path]) -> Path:

@@ -39,6 +39,16 @@ def slugify(text: str, max_len: int = 40) -> str:
     return slug[:max_len].rstrip("-") or "x"
 
 
+def name_slug(name: str, limit: int = 60) -> str:
+    """A folder- and marker-safe name for a suite or model: its slug, and when the slug had to
+    be cut to ``limit``, a hash of the whole name too, so that ids alike in their first
+    characters (Bedrock inference-profile ARNs, long fine-tune ids) stay apart."""
+    slug = slugify(name, limit)
+    if len(slugify(name, len(name) + 1)) <= limit:
+        return slug  # short names keep the plain slug: existing folders and markers still match
+    return f"{slug}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
 def default_prompt_id(text: str, system_prompt: str | None = None) -> str:
     """Deterministic prompt id: a slug of the text plus a short hash of text and system prompt."""
     digest = hashlib.sha256(f"{system_prompt or ''}\x00{text}".encode()).hexdigest()[:8]

@@ -13,14 +13,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from promptcanary.core.models import BaselineSnapshot, slugify
+from promptcanary.core.models import BaselineSnapshot
 from promptcanary.storage.base import (
     BaselineFileError,
     atomic_write_text,
     snapshot_from_json,
     snapshot_to_json,
 )
-from promptcanary_action.baselines.layout import BASELINE_FILE, SLUG_LENGTH, baseline_file
+from promptcanary_action.baselines.layout import BASELINE_FILE, baseline_file
 from promptcanary_action.github_errors import ArtifactInfo, GitHubError
 
 ARTIFACT_DIR = "baseline-artifact"
@@ -149,6 +149,5 @@ def _member_for(archive: zipfile.ZipFile, suite_name: str, model_id: str) -> str
 
 
 def _is_pair(snapshot: BaselineSnapshot, suite_name: str, model_id: str) -> bool:
-    return slugify(snapshot.suite_name, SLUG_LENGTH) == slugify(
-        suite_name, SLUG_LENGTH
-    ) and slugify(snapshot.provider.model_id, SLUG_LENGTH) == slugify(model_id, SLUG_LENGTH)
+    # The snapshot names its pair in full: folder slugs may collide, these may not.
+    return snapshot.suite_name == suite_name and snapshot.provider.model_id == model_id

@@ -6,7 +6,7 @@ Every backend uses the same layout, ``<suite-slug>/<model-slug>/baseline.json`` 
 
 from __future__ import annotations
 
-from promptcanary.core.models import slugify
+from promptcanary.core.models import name_slug
 
 BASELINE_FILE = "baseline.json"
 HISTORY_FILE = "history.jsonl"
@@ -14,8 +14,12 @@ SLUG_LENGTH = 60
 
 
 def pair_dir(suite_name: str, model_id: str) -> str:
-    """``my-suite/openai-gpt-4o``: the folder of one suite on one model (POSIX separators)."""
-    return f"{slugify(suite_name, SLUG_LENGTH)}/{slugify(model_id, SLUG_LENGTH)}"
+    """``my-suite/openai-gpt-4o``: the folder of one suite on one model (POSIX separators).
+
+    Names longer than the slug limit get a hash of the whole name, so that two Bedrock ARNs
+    alike in their first characters do not share (and overwrite) one baseline.
+    """
+    return f"{name_slug(suite_name, SLUG_LENGTH)}/{name_slug(model_id, SLUG_LENGTH)}"
 
 
 def baseline_file(suite_name: str, model_id: str) -> str:

@@ -19,6 +19,7 @@ from promptcanary_action.baselines.artifact import ArtifactBackend
 from promptcanary_action.baselines.base import make_backend
 from promptcanary_action.baselines.branch import BranchBackend
 from promptcanary_action.baselines.history import append_history, history_record, parse_history
+from promptcanary_action.baselines.layout import baseline_file
 from promptcanary_action.baselines.none import NoneBackend
 from promptcanary_action.baselines.path import PathBackend
 from promptcanary_action.github import ArtifactInfo
@@ -200,3 +201,27 @@ def test_factory_builds_the_configured_store(tmp_path: Path) -> None:
 def test_artifact_store_without_a_github_client_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="github-token"):
         make_backend(settings(baseline="artifact"), None, tmp_path)
+
+
+def test_model_ids_alike_in_their_first_60_characters_keep_separate_baselines(
+    tmp_path: Path,
+) -> None:
+    arn = "bedrock/arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/"
+    first, second = arn + "aaaa1111", arn + "bbbb2222"
+    store = path_store(tmp_path)
+    for model, score in ((first, 0.25), (second, 0.75)):
+        provider = ProviderConfig(model_id=model)
+        base = snapshot(score)
+        run = base.run_result.model_copy(update={"provider": provider})
+        store.save(
+            base.model_copy(update={"provider": provider, "run_result": run}), sha="s", ref="main"
+        )
+
+    loaded = [store.load("My Suite", m, for_ref="main") for m in (first, second)]
+
+    assert [s.provider.model_id for s in loaded if s] == [first, second]
+    assert [s.run_result.overall_score for s in loaded if s] == [0.625, 0.875]
+    folders = sorted(p.parent.name for p in (tmp_path / "baselines").rglob("baseline.json"))
+    assert len(folders) == 2 and folders[0] != folders[1]
+    # A model id short enough keeps the plain slug: existing baselines are still found.
+    assert baseline_file("My Suite", MODEL) == "my-suite/openai-gpt-4o/baseline.json"
