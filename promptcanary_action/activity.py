@@ -13,8 +13,9 @@ Decisions that the table leaves open, and why:
   can only ever touch that branch's baseline.
 - Other events (``release``, ``workflow_run`` in ``run`` mode, ...) compare with the default
   branch's baseline and never promote or comment.
-- ``issue-on-drift`` applies to schedule and dispatch, and to pushes on the default branch (the
-  event list of DESIGN §4; the input table names only the first two).
+- ``issue-on-drift`` applies to schedule, dispatch and push on the default branch (the event list
+  of DESIGN §4; the input table names only the first two). A dispatch on a side branch opens no
+  issue: its drift may come from the branch's own changes.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from promptcanary_action.settings import Settings
 Promotion = Literal["never", "if_clean", "always"]
 
 BASELINE_EVENTS = frozenset({"push", "schedule", "workflow_dispatch"})
-ISSUE_EVENTS = frozenset({"schedule", "workflow_dispatch"})
 
 
 @dataclass(frozen=True)
@@ -99,9 +99,8 @@ def decide(ctx: EventContext, settings: Settings) -> Activity:
     if not compare:
         promotion = "never"
 
-    issue_event = ctx.event_name in ISSUE_EVENTS or (
-        ctx.event_name == "push" and ctx.is_default_branch
-    )
+    # Only the default branch's runs speak for the model: a side branch's drift may be its own.
+    issue_event = ctx.event_name in BASELINE_EVENTS and ctx.is_default_branch
     return Activity(
         compare=compare,
         comment=pr_like and ctx.pr_number is not None and settings.comment != "off",

@@ -190,7 +190,7 @@ def test_check_run_follows_the_input(ctx: EventContext, enabled: bool) -> None:
     [
         (on_branch("schedule", "main"), True),
         (on_branch("workflow_dispatch", "main"), True),
-        (on_branch("workflow_dispatch", "exp"), True),
+        (on_branch("workflow_dispatch", "exp"), False),
         (on_branch("push", "main"), True),
         (on_branch("push", "feature"), False),
         (pull_request(), False),
