@@ -12,6 +12,7 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict, Field
 
 from promptcanary.core.models import CanaryRunResult, DriftReport, DriftSeverity, LLMResponse
+from promptcanary.core.suite import resolve_line
 
 
 class BaselineStatus(str, Enum):
@@ -47,9 +48,7 @@ class PairOutcome(BaseModel):
     """``"<prompt id>/<probe key>"`` → line of a per-prompt probe entry in ``suite_file``."""
 
     def line_for(self, prompt_id: str, probe_key: str | None = None) -> int | None:
-        if probe_key is not None and f"{prompt_id}/{probe_key}" in self.probe_lines:
-            return self.probe_lines[f"{prompt_id}/{probe_key}"]
-        return self.prompt_lines.get(prompt_id)
+        return resolve_line(self.prompt_lines, self.probe_lines, prompt_id, probe_key)
 
     @property
     def severity(self) -> DriftSeverity:

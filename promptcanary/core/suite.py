@@ -72,6 +72,24 @@ class ProbeBinding:
         }
 
 
+def probe_line_key(prompt_id: str, probe_key: str) -> str:
+    return f"{prompt_id}/{probe_key}"
+
+
+def resolve_line(
+    prompt_lines: dict[str, int],
+    probe_lines: dict[str, int],
+    prompt_id: str,
+    probe_key: str | None = None,
+) -> int | None:
+    """A result's line: its per-prompt probe entry when it has one, else the prompt entry."""
+    if probe_key is not None:
+        line = probe_lines.get(probe_line_key(prompt_id, probe_key))
+        if line is not None:
+            return line
+    return prompt_lines.get(prompt_id)
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A model from the suite's ``models:`` list: a LiteLLM model id plus call parameters."""
@@ -179,22 +197,21 @@ class CanarySuite:
         """The probe entries that score ``prompt``: suite-wide ones first, then its own."""
         return [b for b in self.bindings if b.applies_to(prompt)]
 
-    def prompt(self, prompt_id: str) -> CanaryPrompt:
-        for p in self.prompts:
-            if p.id == prompt_id:
-                return p
-        raise KeyError(prompt_id)
-
     def system_prompt_for(self, prompt: CanaryPrompt) -> str | None:
         return prompt.system_prompt or self.default_system_prompt
 
+    @property
+    def probe_lines(self) -> dict[str, int]:
+        """``"<prompt id>/<probe key>"`` → YAML line of each per-prompt probe entry."""
+        return {
+            probe_line_key(b.prompt_id, b.key): b.line
+            for b in self.bindings
+            if b.prompt_id is not None and b.line is not None
+        }
+
     def line_for(self, prompt_id: str, probe_key: str | None = None) -> int | None:
         """The YAML line that a result points at: the prompt's own probe entry, else the prompt."""
-        if probe_key is not None:
-            for b in self.bindings:
-                if b.prompt_id == prompt_id and b.key == probe_key and b.line is not None:
-                    return b.line
-        return self.prompt_lines.get(prompt_id)
+        return resolve_line(self.prompt_lines, self.probe_lines, prompt_id, probe_key)
 
     @property
     def probe_config_hash(self) -> str:
@@ -349,34 +366,25 @@ def score_response(
     results: list[ProbeResult] = []
     for binding in bindings:
         probe = binding.probe
+        update: dict[str, object] = {"probe_key": binding.key, "sample": response.sample}
         if response.errored:
-            result = ProbeResult(
-                probe_id=probe.probe_id,
-                probe_name=probe.name,
-                category=probe.category,
-                prompt_id=prompt.id,
-                passed=False,
-                score=0.0,
-                details=f"No response: {response.error}",
-                errored=True,
+            # Not the model's failure: there is nothing to score, and comparisons skip it.
+            result = probe._make_result(
+                prompt.id, passed=False, score=0.0, details=f"No response: {response.error}"
             )
+            update["errored"] = True
         else:
             try:
                 result = probe.evaluate(prompt, response)
                 if not isinstance(result, ProbeResult):
                     raise TypeError(f"evaluate() returned {type(result).__name__}, not ProbeResult")
             except Exception as exc:  # a user's probe may raise anything; it must not end the run
-                result = ProbeResult(
-                    probe_id=probe.probe_id,
-                    probe_name=probe.name,
-                    category=probe.category,
-                    prompt_id=prompt.id,
+                result = probe._make_result(
+                    prompt.id,
                     passed=False,
                     score=0.0,
                     details=f"Probe raised {type(exc).__name__}: {exc}",
                     metadata={"exception": type(exc).__name__},
                 )
-        results.append(
-            result.model_copy(update={"probe_key": binding.key, "sample": response.sample})
-        )
+        results.append(result.model_copy(update=update))
     return results
