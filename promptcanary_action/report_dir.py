@@ -18,8 +18,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from promptcanary.core.models import BaselineSnapshot, name_slug
+from promptcanary.core.models import BaselineSnapshot
 from promptcanary.storage.base import atomic_write_text, snapshot_to_json
+from promptcanary_action.baselines import layout
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
 from promptcanary_action.workflow import Workflow
 
@@ -36,7 +37,8 @@ class ReportFiles:
 
 
 def pair_dir(directory: Path, pair: PairOutcome) -> Path:
-    return directory / name_slug(pair.suite_name) / name_slug(pair.model)
+    """The pair's folder, laid out like the baseline stores (``<suite>/<model>``)."""
+    return directory.joinpath(*layout.pair_dir(pair.suite_name, pair.model).split("/"))
 
 
 def _unique_dir(directory: Path, pair: PairOutcome, used: set[Path]) -> Path:
