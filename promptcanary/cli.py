@@ -19,7 +19,7 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
-from promptcanary.core.gate import FAIL_ON, gate_failed
+from promptcanary.core.gate import FAIL_ON, gate_failed, untrustworthy
 from promptcanary.core.models import (
     BaselineSnapshot,
     CanaryRunResult,
@@ -180,7 +180,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             target = _per_model(args.output_json, spec.model, several)
             atomic_write_text(target, run.model_dump_json(indent=2) + "\n")
             print(f"Wrote the run to {target}", file=out)
-        trustworthy = run.error_rate <= args.max_error_rate
+        trustworthy = not untrustworthy(run, args.max_error_rate)
         if args.save_baseline and not trustworthy:
             # Errored results are never compared: such a baseline would hide every later drift.
             print("Baseline not saved: too many errored responses.", file=out)

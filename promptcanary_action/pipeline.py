@@ -15,6 +15,7 @@ from typing import Any
 
 from promptcanary.core.comparator import compare
 from promptcanary.core.gate import gate_failed as run_gate_failed
+from promptcanary.core.gate import untrustworthy
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftSeverity
 from promptcanary.core.rescore import needs_rescore, rescore
 from promptcanary.core.suite import CanarySuite, ModelSpec
@@ -167,7 +168,7 @@ async def run_pair(
     allowed, why_not = promotion_allowed(
         activity.promotion, run, bool(drift and drift.has_regressions)
     )
-    if allowed and run.error_rate > settings.max_error_rate:
+    if allowed and untrustworthy(run, settings.max_error_rate):
         # Not even under `always`: the step exits 3, and an outage must not become the reference.
         allowed = False
         why_not = (
@@ -203,11 +204,7 @@ async def run_pair(
         baseline_error=baseline_error,
         notes=notes,
         prompt_lines=dict(suite.prompt_lines),
-        probe_lines={
-            f"{b.prompt_id}/{b.key}": b.line
-            for b in suite.bindings
-            if b.prompt_id is not None and b.line is not None
-        },
+        probe_lines=suite.probe_lines,
     )
 
 
@@ -217,7 +214,7 @@ def gate_failed(pairs: Sequence[PairOutcome], fail_on: str) -> bool:
 
 
 def untrustworthy_pairs(pairs: Sequence[PairOutcome], max_error_rate: float) -> list[PairOutcome]:
-    return [p for p in pairs if p.run.error_rate > max_error_rate]
+    return [p for p in pairs if untrustworthy(p.run, max_error_rate)]
 
 
 def verdict(pairs: Sequence[PairOutcome], failed: bool, untrusted: bool) -> str:

@@ -24,3 +24,8 @@ def gate_failed(report: DriftReport | None, run: CanaryRunResult, fail_on: str) 
     if fail_on == "regression":
         return report.has_regressions
     return report.severity.at_least(DriftSeverity(fail_on))
+
+
+def untrustworthy(run: CanaryRunResult, max_error_rate: float) -> bool:
+    """More responses errored than ``max_error_rate`` allows: the run cannot gate (exit 3)."""
+    return run.error_rate > max_error_rate

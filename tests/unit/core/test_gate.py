@@ -6,10 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from promptcanary.core.gate import FAIL_ON, gate_failed
+from promptcanary.core.gate import FAIL_ON, gate_failed, untrustworthy
 from promptcanary.core.models import (
     CanaryRunResult,
     DriftReport,
+    LLMResponse,
     ProbeComparison,
     ProbeResult,
     ProviderConfig,
@@ -81,3 +82,17 @@ def test_failure_rule_looks_at_the_run_even_without_a_baseline() -> None:
 def test_an_unknown_rule_is_refused_with_the_valid_ones() -> None:
     with pytest.raises(ValueError, match=r"sometimes.*regression, failure, never"):
         gate_failed(None, _run(True), "sometimes")
+
+
+def test_a_run_is_untrustworthy_only_above_the_error_rate() -> None:
+    run = _run(True).model_copy(
+        update={
+            "llm_responses": [
+                LLMResponse(prompt_id="a", provider_model_id="m"),
+                LLMResponse(prompt_id="b", provider_model_id="m", error="HTTP 500"),
+            ]
+        }
+    )
+    assert run.error_rate == 0.5
+    assert untrustworthy(run, 0.4) is True
+    assert untrustworthy(run, 0.5) is False  # at the limit is still trusted: "above" fails
