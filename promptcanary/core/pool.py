@@ -1,0 +1,157 @@
+"""Pooled baselines: the compact per-run evidence that ``samples: auto`` decides against.
+
+A promoted run keeps, besides its full results, a :class:`PoolEntry`: per ``(prompt, probe)`` its
+pass count, answer count and score sums, and per prompt the digest of its answer text when every
+answer was the same text. A new baseline carries the entries of the last K promoted runs (its own
+first), so every baseline store (branch, artifact, path) holds the pool inside the snapshot
+document with no extra file. An entry counts for a prompt only when that prompt's hash (what the
+model was asked) matches today's; a baseline written before pools existed is a pool of one, its
+own results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from promptcanary.core.models import CanaryRunResult, LLMResponse, ProbeResult
+from promptcanary.core.sequential import Counts
+
+DEFAULT_POOL = 20
+"""Promoted runs pooled by default (``baseline-pool``)."""
+
+
+class ScoreSummary(BaseModel):
+    """Pass count and score moments of one (prompt, probe) in one run (errored answers left out)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int = 0
+    passes: int = 0
+    score_sum: float = 0.0
+    score_sq_sum: float = 0.0
+
+    def __add__(self, other: ScoreSummary) -> ScoreSummary:
+        return ScoreSummary(
+            n=self.n + other.n,
+            passes=self.passes + other.passes,
+            score_sum=self.score_sum + other.score_sum,
+            score_sq_sum=self.score_sq_sum + other.score_sq_sum,
+        )
+
+    @property
+    def counts(self) -> Counts:
+        return Counts(self.passes, self.n)
+
+    @property
+    def mean(self) -> float | None:
+        return self.score_sum / self.n if self.n else None
+
+    @property
+    def sd(self) -> float | None:
+        """Sample standard deviation of the scores (``None`` below two answers)."""
+        if self.n < 2:
+            return None
+        mean = self.score_sum / self.n
+        variance = max(0.0, (self.score_sq_sum - self.n * mean * mean) / (self.n - 1))
+        return math.sqrt(variance)
+
+
+class PoolEntry(BaseModel):
+    """One promoted run, compactly."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    created_at: datetime
+    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    texts: dict[str, str] = Field(default_factory=dict)
+    """prompt id → digest of its answer, for prompts whose every answer was that one text."""
+    results: dict[str, dict[str, ScoreSummary]] = Field(default_factory=dict)
+    """prompt id → probe key → summary."""
+
+
+def answer_digest(response: LLMResponse) -> str:
+    """A short digest of an answer (text and tool calls), to spot identical answers."""
+    calls = [(c.name, c.arguments_raw) for c in response.tool_calls]
+    text = json.dumps([response.content, calls], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def single_texts(responses: Iterable[LLMResponse]) -> dict[str, str]:
+    """prompt id → digest, for prompts whose answers (errored ones excluded) were all one text."""
+    seen: dict[str, set[str]] = {}
+    for response in responses:
+        if not response.errored:
+            seen.setdefault(response.prompt_id, set()).add(answer_digest(response))
+    return {pid: digests.pop() for pid, digests in seen.items() if len(digests) == 1}
+
+
+def summarize_results(results: Iterable[ProbeResult]) -> dict[str, dict[str, ScoreSummary]]:
+    out: dict[str, dict[str, ScoreSummary]] = {}
+    for r in results:
+        if r.errored:
+            continue
+        per_prompt = out.setdefault(r.prompt_id, {})
+        one = ScoreSummary(n=1, passes=int(r.passed), score_sum=r.score, score_sq_sum=r.score**2)
+        per_prompt[r.probe_key] = per_prompt.get(r.probe_key, ScoreSummary()) + one
+    return out
+
+
+def entry_for(run: CanaryRunResult) -> PoolEntry:
+    """The compact record of a run, as it joins the pool when promoted."""
+    return PoolEntry(
+        run_id=run.run_id,
+        created_at=run.started_at,
+        prompt_hashes=dict(run.provenance.prompt_hashes),
+        texts=single_texts(run.llm_responses),
+        results=summarize_results(run.probe_results),
+    )
+
+
+def extend(new: PoolEntry, older: Sequence[PoolEntry], size: int) -> list[PoolEntry]:
+    """The pool a newly promoted run carries: itself, then the older entries, ``size`` at most."""
+    if size < 1:
+        raise ValueError(f"a pool holds at least one run, got {size}")
+    return [new, *[e for e in older if e.run_id != new.run_id]][:size]
+
+
+@dataclass(frozen=True)
+class PooledPrompt:
+    """What the pool knows about one prompt: per probe key its summary, and its one text."""
+
+    runs: int
+    results: dict[str, ScoreSummary]
+    text: str | None
+    """The digest every pooled answer had, when they all had one; else ``None``."""
+
+
+def pool_prompt(
+    entries: Sequence[PoolEntry], prompt_id: str, prompt_hash: str | None
+) -> PooledPrompt | None:
+    """The pooled evidence for one prompt from the entries whose prompt hash matches today's.
+
+    An entry without a hash for the prompt (written before hashes existed), or a run without
+    one today, cannot tell an edit apart and counts. ``None`` when no entry has the prompt.
+    """
+
+    def matches(entry: PoolEntry) -> bool:
+        theirs = entry.prompt_hashes.get(prompt_id)
+        return theirs is None or prompt_hash is None or theirs == prompt_hash
+
+    usable = [e for e in entries if prompt_id in e.results and matches(e)]
+    if not usable:
+        return None
+    results: dict[str, ScoreSummary] = {}
+    for e in usable:
+        for key, summary in e.results[prompt_id].items():
+            results[key] = results.get(key, ScoreSummary()) + summary
+    texts = {e.texts.get(prompt_id) for e in usable}
+    text = texts.pop() if len(texts) == 1 else None
+    return PooledPrompt(runs=len(usable), results=results, text=text)
