@@ -1,0 +1,109 @@
+"""The stage plan of ``samples: auto``: who gets how many answers next, from what was scored.
+
+Pure bookkeeping between the runner (which asks the model) and :mod:`promptcanary.core.sequential`
+(which judges). The runner asks for :meth:`Sequencer.first_targets`, runs them, and keeps calling
+:meth:`Sequencer.look` with everything scored so far until it returns no target; then
+:meth:`Sequencer.finish` gives the final decision per ``(prompt, probe)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from promptcanary.core.models import LLMResponse, ProbeResult
+from promptcanary.core.pool import PooledPrompt, answer_digest
+from promptcanary.core.sequential import Counts, Decision, Look, Policy, finish, step
+
+Key = tuple[str, str]
+
+
+class Sequencer:
+    """The decisions of one adaptive run, stage after stage.
+
+    Args:
+        pooled: prompt id → what the baseline pool knows about it (``None``: nothing; such a
+            prompt gets ``min_samples`` answers and no verdict).
+        policy: the procedure's knobs.
+    """
+
+    def __init__(self, pooled: Mapping[str, PooledPrompt | None], policy: Policy) -> None:
+        self.pooled = dict(pooled)
+        self.policy = policy
+        self.keys: list[Key] = []
+        self.decisions: list[Decision | None] = []
+        self.stages = 0
+
+    def first_targets(self, prompt_ids: Sequence[str]) -> dict[str, int]:
+        """Answers per prompt in the first stage: one where the pool had a single text."""
+        self.stages = 1
+        return {
+            pid: 1
+            if (p := self.pooled.get(pid)) is not None and p.text
+            else self.policy.min_samples
+            for pid in prompt_ids
+        }
+
+    def look(
+        self, results: Iterable[ProbeResult], responses: Iterable[LLMResponse]
+    ) -> dict[str, int]:
+        """Judge everything scored so far; the next stage's answer targets (empty: done)."""
+        counts, answered, texts = _tally(results, responses)
+        if not self.keys:
+            self.keys = [
+                (pid, key)
+                for pid, per_probe in counts.items()
+                if (p := self.pooled.get(pid)) is not None
+                for key in per_probe
+                if key in p.results
+            ]
+            self.decisions = [None] * len(self.keys)
+        looks = [self._look(pid, key, counts, texts) for pid, key in self.keys]
+        self.decisions = list(step(self.decisions, looks, self.policy))
+        targets: dict[str, int] = {}
+        for (pid, _), decision in zip(self.keys, self.decisions, strict=True):
+            n = answered.get(pid, 0)
+            if decision is not None and not decision.decided and n < self.policy.max_samples:
+                targets[pid] = self.policy.next_size(n)
+        if targets:
+            self.stages += 1
+        return targets
+
+    def _look(
+        self, pid: str, key: str, counts: dict[str, dict[str, Counts]], texts: dict[str, set[str]]
+    ) -> Look:
+        pooled = self.pooled[pid]
+        assert pooled is not None  # keys are built from pooled prompts only
+        single = pooled.text
+        return Look(
+            pooled.results[key].counts,
+            counts[pid].get(key, Counts(0, 0)),
+            identical=single is not None and texts.get(pid) == {single},
+        )
+
+    def finish(self) -> dict[Key, Decision]:
+        """The final decision of every comparison (e-BH over the suite)."""
+        decided = [d for d in self.decisions if d is not None]
+        if len(decided) != len(self.keys):
+            raise RuntimeError("finish() before every comparison was looked at")
+        return dict(zip(self.keys, finish(decided, self.policy), strict=True))
+
+
+def _tally(
+    results: Iterable[ProbeResult], responses: Iterable[LLMResponse]
+) -> tuple[dict[str, dict[str, Counts]], dict[str, int], dict[str, set[str]]]:
+    """Per prompt: pass counts per probe key, answers asked (errored too), answer digests."""
+    counts: dict[str, dict[str, Counts]] = {}
+    for r in results:
+        if r.errored:
+            continue
+        per_prompt = counts.setdefault(r.prompt_id, {})
+        per_prompt[r.probe_key] = per_prompt.get(r.probe_key, Counts(0, 0)) + Counts(
+            int(r.passed), 1
+        )
+    answered: dict[str, int] = {}
+    texts: dict[str, set[str]] = {}
+    for response in responses:
+        answered[response.prompt_id] = answered.get(response.prompt_id, 0) + 1
+        if not response.errored:
+            texts.setdefault(response.prompt_id, set()).add(answer_digest(response))
+    return counts, answered, texts

@@ -1,0 +1,105 @@
+"""The stage plan of samples: auto, driven by hand with scored answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from promptcanary.core.adaptive import Sequencer
+from promptcanary.core.models import LLMResponse, ProbeResult
+from promptcanary.core.pool import PooledPrompt, ScoreSummary, answer_digest
+from promptcanary.core.sequential import Policy, Verdict
+
+POLICY = Policy(min_samples=3, max_samples=12)
+
+
+def _answers(
+    prompt: str, outcomes: list[bool], text: str | None = None
+) -> tuple[list[ProbeResult], list[LLMResponse]]:
+    results, responses = [], []
+    for i, ok in enumerate(outcomes):
+        content = text if text is not None else f"{prompt} answer {i} {'ok' if ok else 'bad'}"
+        responses.append(
+            LLMResponse(prompt_id=prompt, provider_model_id="m", content=content, sample=i)
+        )
+        results.append(
+            ProbeResult(
+                probe_id="p", probe_key="p", prompt_id=prompt, passed=ok, score=float(ok), sample=i
+            )
+        )
+    return results, responses
+
+
+def _pooled(passes: int, n: int, text: str | None = None) -> PooledPrompt:
+    summary = ScoreSummary(n=n, passes=passes, score_sum=passes, score_sq_sum=passes)
+    return PooledPrompt(runs=5, results={"p": summary}, text=text)
+
+
+def _digest(text: str) -> str:
+    return answer_digest(LLMResponse(prompt_id="x", provider_model_id="m", content=text))
+
+
+def test_first_stage_asks_one_answer_where_the_pool_had_one_text() -> None:
+    seq = Sequencer(
+        {"det": _pooled(20, 20, _digest("A")), "var": _pooled(20, 20), "new": None}, POLICY
+    )
+    assert seq.first_targets(["det", "var", "new"]) == {"det": 1, "var": 3, "new": 3}
+
+
+def test_identical_answer_settles_the_prompt() -> None:
+    seq = Sequencer({"det": _pooled(20, 20, _digest("A"))}, POLICY)
+    seq.first_targets(["det"])
+    assert seq.look(*_answers("det", [True], text="A")) == {}
+    assert seq.finish()[("det", "p")].verdict is Verdict.SAME
+
+
+def test_a_different_first_answer_tops_up_to_the_minimum() -> None:
+    seq = Sequencer({"det": _pooled(20, 20, _digest("A"))}, POLICY)
+    seq.first_targets(["det"])
+    assert seq.look(*_answers("det", [True], text="B")) == {"det": 3}
+
+
+def test_stages_until_a_regression_is_decided() -> None:
+    # A baseline passing 12 of 20 against answers that all fail: e = 1.5, 2.5, 4.1, 10.7, 26.3
+    # after 3, 4, 5, 7, 9 answers; the bar for one comparison is 1 / 0.05 = 20.
+    seq = Sequencer({"a": _pooled(12, 20)}, POLICY)
+    seq.first_targets(["a"])
+    sizes = []
+    n = 3
+    while True:
+        targets = seq.look(*_answers("a", [False] * n))
+        if not targets:
+            break
+        n = targets["a"]
+        sizes.append(n)
+    assert sizes == [4, 5, 7, 9]
+    final = seq.finish()[("a", "p")]
+    assert final.verdict is Verdict.REGRESSED
+    assert final.current.n == 9
+    assert seq.stages == len(sizes) + 1
+
+
+def test_undecided_stops_at_max_samples_and_is_inconclusive() -> None:
+    # A baseline at 0.95 and answers at 0.75: neither ruled out nor proven within 12 answers.
+    seq = Sequencer({"a": _pooled(19, 20)}, POLICY)
+    seq.first_targets(["a"])
+    pattern = [True, True, True, False]
+    n = 3
+    while targets := seq.look(*_answers("a", (pattern * 5)[:n])):
+        n = targets["a"]
+    assert n == POLICY.max_samples
+    assert seq.finish()[("a", "p")].verdict is Verdict.UNDECIDED
+
+
+def test_prompts_without_pool_are_not_compared() -> None:
+    seq = Sequencer({"new": None}, POLICY)
+    seq.first_targets(["new"])
+    assert seq.look(*_answers("new", [True] * 3)) == {}
+    assert seq.finish() == {}
+
+
+def test_finish_before_any_look_is_an_error() -> None:
+    seq = Sequencer({"a": _pooled(5, 5)}, POLICY)
+    seq.keys = [("a", "p")]
+    seq.decisions = [None]
+    with pytest.raises(RuntimeError, match="looked at"):
+        seq.finish()
