@@ -81,11 +81,17 @@ class Model:
     def frozen(cls, behaviour: dict[str, Draw], rng: random.Random) -> Model:
         return cls(behaviour, True, {key: draw(rng) for key, draw in behaviour.items()})
 
-    def answer(self, key: str, rng: random.Random) -> tuple[bool, str]:
+    def scored_answer(self, key: str, rng: random.Random) -> tuple[float, str]:
+        """The answer's score and its text (the same text every time for a deterministic model)."""
         if self.deterministic:
-            return self.fixed[key][1], f"{key}:fixed"
-        _, ok = self.behaviour[key](rng)
-        return ok, f"{key}:{rng.getrandbits(32)}"
+            return self.fixed[key][0], f"{key}:fixed"
+        score, _ = self.behaviour[key](rng)
+        return score, f"{key}:{rng.getrandbits(32)}"
+
+    def answer(self, key: str, rng: random.Random) -> tuple[bool, str]:
+        """Pass flag and text (passing is a score of at least 0.6, as the probe reads it)."""
+        score, text = self.scored_answer(key, rng)
+        return score >= 0.6, text
 
 
 @dataclass(frozen=True)
