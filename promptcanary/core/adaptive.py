@@ -88,6 +88,32 @@ class Sequencer:
         return dict(zip(self.keys, finish(decided, self.policy), strict=True))
 
 
+def replay(
+    pooled: Mapping[str, PooledPrompt | None],
+    policy: Policy,
+    prompt_ids: Sequence[str],
+    results: Sequence[ProbeResult],
+    responses: Sequence[LLMResponse],
+) -> tuple[dict[Key, Decision], int]:
+    """The decisions an adaptive run reached, recomputed from its recorded answers.
+
+    The runner's looks saw, per prompt, the answers with a sample index below that stage's
+    target; replaying the same targets over the recorded answers reaches the same decisions, so a
+    report can be rebuilt from a saved run alone. Returns the decisions and the stage count.
+    """
+    seq = Sequencer(pooled, policy)
+    targets = seq.first_targets(prompt_ids)
+    asked = dict(targets)
+    while True:
+        seen_results = [r for r in results if r.sample < asked.get(r.prompt_id, 0)]
+        seen_responses = [r for r in responses if r.sample < asked.get(r.prompt_id, 0)]
+        targets = seq.look(seen_results, seen_responses)
+        if not targets or all(asked.get(p, 0) >= n for p, n in targets.items()):
+            break  # done, or the recording ends before the run did
+        asked.update(targets)
+    return seq.finish(), seq.stages
+
+
 def _tally(
     results: Iterable[ProbeResult], responses: Iterable[LLMResponse]
 ) -> tuple[dict[str, dict[str, Counts]], dict[str, int], dict[str, set[str]]]:

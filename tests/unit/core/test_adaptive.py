@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from promptcanary.core.adaptive import Sequencer
+from promptcanary.core.adaptive import Sequencer, replay
 from promptcanary.core.models import LLMResponse, ProbeResult
 from promptcanary.core.pool import PooledPrompt, ScoreSummary, answer_digest
 from promptcanary.core.sequential import Policy, Verdict
@@ -103,3 +103,30 @@ def test_finish_before_any_look_is_an_error() -> None:
     seq.decisions = [None]
     with pytest.raises(RuntimeError, match="looked at"):
         seq.finish()
+
+
+def test_replay_reaches_the_live_decisions() -> None:
+    # Live: answers are handed out stage by stage; replay: from the full recording afterwards.
+    pooled = {"a": _pooled(12, 20), "b": _pooled(20, 20), "c": _pooled(19, 20)}
+    outcomes = {"a": [False] * 12, "b": [True] * 12, "c": [True, True, False, True] * 3}
+    live = Sequencer(pooled, POLICY)
+    asked = live.first_targets(list(pooled))
+    while True:
+        results, responses = [], []
+        for pid, n in asked.items():
+            r, s = _answers(pid, outcomes[pid][:n])
+            results += r
+            responses += s
+        targets = live.look(results, responses)
+        if not targets:
+            break
+        asked.update(targets)
+    recorded_results, recorded_responses = [], []
+    for pid, n in asked.items():
+        r, s = _answers(pid, outcomes[pid][:n])
+        recorded_results += r
+        recorded_responses += s
+    decisions, stages = replay(pooled, POLICY, list(pooled), recorded_results, recorded_responses)
+    assert decisions == live.finish()
+    assert stages == live.stages
+    assert {d.verdict for d in decisions.values()} >= {Verdict.REGRESSED, Verdict.SAME}
