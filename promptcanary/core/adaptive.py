@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from promptcanary.core.models import LLMResponse, ProbeResult
-from promptcanary.core.pool import PooledPrompt, answer_digest
+from promptcanary.core.pool import PooledPrompt, answer_digest, counts_of
 from promptcanary.core.sequential import Counts, Decision, Look, Policy, finish, step
 
 Key = tuple[str, str]
@@ -75,7 +75,7 @@ class Sequencer:
         assert pooled is not None  # keys are built from pooled prompts only
         single = pooled.text
         return Look(
-            pooled.results[key].counts,
+            counts_of(pooled.results[key]),
             counts[pid].get(key, Counts(0, 0)),
             identical=single is not None and texts.get(pid) == {single},
         )

@@ -13,68 +13,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from promptcanary.core.models import CanaryRunResult, LLMResponse, ProbeResult
+from promptcanary.core.models import (
+    CanaryRunResult,
+    LLMResponse,
+    PoolEntry,
+    ProbeResult,
+    ScoreSummary,
+)
 from promptcanary.core.sequential import Counts
 
 DEFAULT_POOL = 20
 """Promoted runs pooled by default (``baseline-pool``)."""
 
 
-class ScoreSummary(BaseModel):
-    """Pass count and score moments of one (prompt, probe) in one run (errored answers left out)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    n: int = 0
-    passes: int = 0
-    score_sum: float = 0.0
-    score_sq_sum: float = 0.0
-
-    def __add__(self, other: ScoreSummary) -> ScoreSummary:
-        return ScoreSummary(
-            n=self.n + other.n,
-            passes=self.passes + other.passes,
-            score_sum=self.score_sum + other.score_sum,
-            score_sq_sum=self.score_sq_sum + other.score_sq_sum,
-        )
-
-    @property
-    def counts(self) -> Counts:
-        return Counts(self.passes, self.n)
-
-    @property
-    def mean(self) -> float | None:
-        return self.score_sum / self.n if self.n else None
-
-    @property
-    def sd(self) -> float | None:
-        """Sample standard deviation of the scores (``None`` below two answers)."""
-        if self.n < 2:
-            return None
-        mean = self.score_sum / self.n
-        variance = max(0.0, (self.score_sq_sum - self.n * mean * mean) / (self.n - 1))
-        return math.sqrt(variance)
-
-
-class PoolEntry(BaseModel):
-    """One promoted run, compactly."""
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    created_at: datetime
-    prompt_hashes: dict[str, str] = Field(default_factory=dict)
-    texts: dict[str, str] = Field(default_factory=dict)
-    """prompt id → digest of its answer, for prompts whose every answer was that one text."""
-    results: dict[str, dict[str, ScoreSummary]] = Field(default_factory=dict)
-    """prompt id → probe key → summary."""
+def counts_of(summary: ScoreSummary) -> Counts:
+    return Counts(summary.passes, summary.n)
 
 
 def answer_digest(response: LLMResponse) -> str:

@@ -17,7 +17,7 @@ CONFIG_ERROR = "PromptCanary: configuration error"
 ENUMERATED = {
     "baseline": ("s3", "branch, artifact, path, none"),
     "update-baseline": ("sometimes", "auto, always, never"),
-    "fail-on": ("sometimes", "regression, failure, never, low, medium, high, critical"),
+    "fail-on": ("sometimes", "regression, inconclusive, failure, never, low, medium, high, critical"),
     "comment": ("sticky", "update, new, off"),
     "mode": ("replay", "run, post-comment"),
     "check-run": ("yes", "true, false"),

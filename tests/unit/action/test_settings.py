@@ -14,7 +14,7 @@ from promptcanary_action.settings import GitHubEnv, InputError, Settings
 CHOICES = {
     ("baseline", "baseline"): ["branch", "artifact", "path", "none"],
     ("update-baseline", "update_baseline"): ["auto", "always", "never"],
-    ("fail-on", "fail_on"): ["regression", "failure", "never", "low", "medium", "high", "critical"],
+    ("fail-on", "fail_on"): ["regression", "inconclusive", "failure", "never", "low", "medium", "high", "critical"],
     ("comment", "comment"): ["update", "new", "off"],
     ("mode", "mode"): ["run", "post-comment"],
 }
@@ -95,7 +95,7 @@ def test_the_documented_fail_on_message() -> None:
         Settings.from_environ({"INPUT_FAIL-ON": "sometimes"})
     assert str(caught.value) == (
         "input 'fail-on': 'sometimes' is not one of"
-        " regression, failure, never, low, medium, high, critical"
+        " regression, inconclusive, failure, never, low, medium, high, critical"
     )
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from promptcanary.core.adaptive import Sequencer, replay
-from promptcanary.core.models import LLMResponse, ProbeResult
-from promptcanary.core.pool import PooledPrompt, ScoreSummary, answer_digest
+from promptcanary.core.models import LLMResponse, ProbeResult, ScoreSummary
+from promptcanary.core.pool import PooledPrompt, answer_digest
 from promptcanary.core.sequential import Policy, Verdict
 
 POLICY = Policy(min_samples=3, max_samples=12)

@@ -14,6 +14,7 @@ from promptcanary.core.models import (
     ProbeResult,
     Provenance,
     ProviderConfig,
+    ScoreSummary,
     ToolCall,
 )
 from promptcanary.core.sequential import Counts
@@ -49,7 +50,7 @@ class TestEntry:
     def test_counts_and_score_moments(self) -> None:
         run = _run("r1", {"a": ["ok", "no", "ok!!"]}, {"a": "h1"})
         entry = pool.entry_for(run)
-        assert entry.results["a"]["p"].counts == Counts(2, 3)
+        assert pool.counts_of(entry.results["a"]["p"]) == Counts(2, 3)
         scores = [0.2, 0.2, 0.4]
         summary = entry.results["a"]["s"]
         assert summary.mean == pytest.approx(statistics.mean(scores))
@@ -60,7 +61,7 @@ class TestEntry:
         summary = pool.summarize_results(
             [_result("a", "p", True, 1.0, 0), _result("a", "p", False, 0.0, 1, errored=True)]
         )
-        assert summary["a"]["p"].counts == Counts(1, 1)
+        assert pool.counts_of(summary["a"]["p"]) == Counts(1, 1)
 
     def test_single_text_only_when_every_answer_matches(self) -> None:
         entry = pool.entry_for(_run("r", {"same": ["ok", "ok"], "varied": ["ok", "ok."]}, {}))
@@ -72,7 +73,7 @@ class TestEntry:
         assert pool.answer_digest(plain) != pool.answer_digest(call)
 
     def test_sd_needs_two_answers(self) -> None:
-        assert pool.ScoreSummary(n=1, passes=1, score_sum=1.0, score_sq_sum=1.0).sd is None
+        assert ScoreSummary(n=1, passes=1, score_sum=1.0, score_sq_sum=1.0).sd is None
 
 
 class TestPool:
@@ -91,7 +92,7 @@ class TestPool:
         pooled = pool.pool_prompt([new, old, other], "a", "h")
         assert pooled is not None
         assert pooled.runs == 2
-        assert pooled.results["p"].counts == Counts(3, 3)
+        assert pool.counts_of(pooled.results["p"]) == Counts(3, 3)
         assert pooled.text is not None  # "ok" in both matching runs
 
     def test_entries_without_hashes_still_count(self) -> None:
