@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from promptcanary.core.models import (
+    BaselineSnapshot,
     CanaryRunResult,
     LLMResponse,
     PoolEntry,
@@ -78,6 +79,36 @@ def extend(new: PoolEntry, older: Sequence[PoolEntry], size: int) -> list[PoolEn
     return [new, *[e for e in older if e.run_id != new.run_id]][:size]
 
 
+def snapshot_entries(snapshot: BaselineSnapshot) -> list[PoolEntry]:
+    """A snapshot's pool, its own run first and summarised afresh from its results.
+
+    Re-summarising the snapshot's own run picks up a re-scoring with today's probes; older
+    entries keep the counts they were promoted with. A document without a pool is a pool of one.
+    """
+    own = entry_for(snapshot.run_result)
+    return [own, *[e for e in snapshot.pool if e.run_id != own.run_id]]
+
+
+def entries_of(
+    baseline: BaselineSnapshot | Sequence[BaselineSnapshot], size: int
+) -> list[PoolEntry]:
+    """The pool of a baseline (its stored entries) or of a list of snapshots (newest first)."""
+    snapshots = [baseline] if isinstance(baseline, BaselineSnapshot) else list(baseline)
+    merged: dict[str, PoolEntry] = {}
+    for snapshot in snapshots:
+        for entry in snapshot_entries(snapshot):
+            merged.setdefault(entry.run_id, entry)
+    return list(merged.values())[: max(1, size)]
+
+
+def promoted_pool(
+    run: CanaryRunResult, previous: BaselineSnapshot | None, size: int
+) -> list[PoolEntry]:
+    """The pool a run carries when it becomes the baseline after ``previous``."""
+    older = snapshot_entries(previous) if previous is not None else []
+    return extend(entry_for(run), older, size)
+
+
 @dataclass(frozen=True)
 class PooledPrompt:
     """What the pool knows about one prompt: per probe key its summary, and its one text."""
@@ -111,3 +142,10 @@ def pool_prompt(
     texts = {e.texts.get(prompt_id) for e in usable}
     text = texts.pop() if len(texts) == 1 else None
     return PooledPrompt(runs=len(usable), results=results, text=text)
+
+
+def pooled_prompts(
+    entries: Sequence[PoolEntry], prompt_hashes: dict[str, str], prompt_ids: Iterable[str]
+) -> dict[str, PooledPrompt | None]:
+    """:func:`pool_prompt` for every prompt of today's run."""
+    return {pid: pool_prompt(entries, pid, prompt_hashes.get(pid)) for pid in prompt_ids}

@@ -9,6 +9,7 @@ import pytest
 
 from promptcanary.core import pool
 from promptcanary.core.models import (
+    BaselineSnapshot,
     CanaryRunResult,
     LLMResponse,
     ProbeResult,
@@ -108,3 +109,33 @@ class TestPool:
 
     def test_unknown_prompt(self) -> None:
         assert pool.pool_prompt([pool.entry_for(_run("1", {"a": ["ok"]}, {}))], "b", None) is None
+
+
+class TestSnapshots:
+    def _snapshot(self, run: CanaryRunResult, entries: list[pool.PoolEntry]) -> BaselineSnapshot:
+        return BaselineSnapshot(suite_name="s", provider=run.provider, run_result=run, pool=entries)
+
+    def test_an_old_document_is_a_pool_of_one(self) -> None:
+        run = _run("only", {"a": ["ok"]}, {})
+        assert [e.run_id for e in pool.entries_of(self._snapshot(run, []), 20)] == ["only"]
+
+    def test_promotion_carries_the_previous_pool(self) -> None:
+        first = _run("r1", {"a": ["ok"]}, {})
+        snap = self._snapshot(first, pool.promoted_pool(first, None, 3))
+        for i in range(2, 6):
+            run = _run(f"r{i}", {"a": ["ok"]}, {})
+            snap = self._snapshot(run, pool.promoted_pool(run, snap, 3))
+        assert [e.run_id for e in pool.entries_of(snap, 20)] == ["r5", "r4", "r3"]
+        assert [e.run_id for e in pool.entries_of(snap, 2)] == ["r5", "r4"]
+
+    def test_a_list_of_snapshots_pools_without_duplicates(self) -> None:
+        a, b = _run("a", {"p": ["ok"]}, {}), _run("b", {"p": ["no"]}, {})
+        snap_b = self._snapshot(b, [pool.entry_for(b), pool.entry_for(a)])
+        assert [e.run_id for e in pool.entries_of([snap_b, self._snapshot(a, [])], 5)] == ["b", "a"]
+
+    def test_the_own_run_is_summarised_afresh(self) -> None:
+        # A re-scored baseline: its stored entry is stale, its results are not.
+        run = _run("r", {"a": ["ok", "ok"]}, {})
+        stale = pool.entry_for(_run("r", {"a": ["no", "no"]}, {}))
+        (entry,) = pool.entries_of(self._snapshot(run, [stale]), 5)
+        assert pool.counts_of(entry.results["a"]["p"]) == Counts(2, 2)
