@@ -10,8 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from promptcanary.core.models import LLMResponse, ProbeResult
-from promptcanary.core.pool import PooledPrompt, answer_digest, counts_of
+from promptcanary.core.models import (
+    AdaptiveSampling,
+    CanaryRunResult,
+    LLMResponse,
+    PoolEntry,
+    ProbeResult,
+)
+from promptcanary.core.pool import PooledPrompt, answer_digest, counts_of, pooled_prompts
 from promptcanary.core.sequential import Counts, Decision, Look, Policy, finish, step
 
 Key = tuple[str, str]
@@ -112,6 +118,29 @@ def replay(
             break  # done, or the recording ends before the run did
         asked.update(targets)
     return seq.finish(), seq.stages
+
+
+def policy_of(info: AdaptiveSampling) -> Policy:
+    """The procedure a run recorded in its provenance."""
+    return Policy(
+        alpha=info.alpha,
+        margin=info.margin,
+        futility_level=info.futility_level,
+        min_samples=info.min_samples,
+        max_samples=info.max_samples,
+    )
+
+
+def decide_run(
+    entries: Sequence[PoolEntry], run: CanaryRunResult
+) -> tuple[dict[Key, Decision], int] | None:
+    """An adaptive run's decisions against the pool ``entries`` (``None``: not an adaptive run)."""
+    info = run.provenance.adaptive
+    if info is None:
+        return None
+    prompt_ids = run.prompt_ids
+    pooled = pooled_prompts(entries, run.provenance.prompt_hashes, prompt_ids)
+    return replay(pooled, policy_of(info), prompt_ids, run.probe_results, run.llm_responses)
 
 
 def _tally(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from promptcanary.core.adaptive import Sequencer, replay
+from promptcanary.core.adaptive import Sequencer, decide_run, replay
 from promptcanary.core.models import LLMResponse, ProbeResult, ScoreSummary
 from promptcanary.core.pool import PooledPrompt, answer_digest
 from promptcanary.core.sequential import Policy, Verdict
@@ -130,3 +130,31 @@ def test_replay_reaches_the_live_decisions() -> None:
     assert decisions == live.finish()
     assert stages == live.stages
     assert {d.verdict for d in decisions.values()} >= {Verdict.REGRESSED, Verdict.SAME}
+
+
+def test_decide_run_reads_the_procedure_from_the_run() -> None:
+    from promptcanary.core.models import (
+        AdaptiveSampling,
+        CanaryRunResult,
+        Provenance,
+        ProviderConfig,
+    )
+    from promptcanary.core.pool import entry_for
+
+    def run(outcomes: list[bool], info: AdaptiveSampling | None, run_id: str) -> CanaryRunResult:
+        results, responses = _answers("a", outcomes)
+        return CanaryRunResult(
+            run_id=run_id, suite_name="s", provider=ProviderConfig(model_id="m"),
+            probe_results=results, llm_responses=responses,
+            provenance=Provenance(adaptive=info),
+        )  # fmt: skip
+
+    baseline = run([True] * 12 + [False] * 8, None, "base")
+    info = AdaptiveSampling(min_samples=3, max_samples=12)
+    assert decide_run([entry_for(baseline)], run([True] * 3, None, "fixed")) is None
+    decided = decide_run([entry_for(baseline)], run([False] * 12, info, "auto"))
+    assert decided is not None
+    decisions, stages = decided
+    assert decisions[("a", "p")].verdict is Verdict.REGRESSED
+    assert decisions[("a", "p")].current.n == 9  # as in test_stages_until_a_regression_is_decided
+    assert stages == 5
