@@ -497,6 +497,10 @@ class DriftReport(BaseModel):
     statistical: bool = False
     """True when the verdicts come from repeated-sample significance tests."""
     alpha: float | None = None
+    adaptive: AdaptiveSampling | None = None
+    """Set when the verdicts come from ``samples: auto`` (the run's procedure and its spend)."""
+    baseline_pool_runs: int = 1
+    """Promoted runs pooled as the baseline (``samples: auto``)."""
     created_at: datetime = Field(default_factory=_utcnow)
 
     @computed_field  # type: ignore[prop-decorator]

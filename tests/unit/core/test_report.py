@@ -9,6 +9,7 @@ import pytest
 from jinja2.sandbox import SecurityError
 
 from promptcanary.core.models import (
+    AdaptiveSampling,
     CanaryRunResult,
     DriftReport,
     ErroredResult,
@@ -105,6 +106,26 @@ def test_statistical_report_explains_the_numbers() -> None:
     md = render_markdown(report(comparisons=[c], statistical=True, alpha=0.05))
     assert "5 samples per prompt" in md and "α = 0.05" in md
     assert "| 100% → 20% | [-0.95, -0.45] | < 0.001 |" in md
+
+
+def test_adaptive_report_shows_answers_e_values_and_inconclusive() -> None:
+    stats = {"baseline_pass_rate": 0.95, "pass_rate_ci": (-0.7, -0.2)}
+    regressed = comparison(
+        "p1", 0.95, 0.5, baseline_samples=140, current_samples=20, current_pass_rate=0.5,
+        e_value=2.5e7, p_adjusted=0.0004, verdict="regressed", **stats,
+    )  # fmt: skip
+    open_ = comparison(
+        "p2", 0.95, 0.92, baseline_samples=130, current_samples=60, current_pass_rate=0.75,
+        verdict="inconclusive", **stats,
+    )  # fmt: skip
+    info = AdaptiveSampling(min_samples=3, max_samples=60)
+    md = render_markdown(
+        report(comparisons=[regressed, open_], statistical=True, alpha=0.05, adaptive=info,
+               baseline_pool_runs=20)
+    )  # fmt: skip
+    assert "at most 60 answers), against a baseline pool of 20 promoted runs" in md
+    assert "| 95% → 50% | 140 → 20 | [-0.70, -0.20] | > 10⁶ | < 0.001 |" in md
+    assert "## Inconclusive (1)" in md and "| `p2` | `json_validity` | 95% → 75% | 130 → 60 |" in md
 
 
 def test_drift_markdown_with_run_shows_regressed_responses_safely() -> None:
