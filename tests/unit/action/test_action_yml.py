@@ -54,6 +54,7 @@ DESIGN_OUTPUTS = {
     "pass-rate",
     "regressions",
     "improvements",
+    "inconclusive",
     "errors",
     "severity",
     "drift-detected",
