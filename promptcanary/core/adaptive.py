@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from promptcanary.core import stats
 from promptcanary.core.models import (
     AdaptiveSampling,
     CanaryRunResult,
@@ -18,7 +19,7 @@ from promptcanary.core.models import (
     ProbeResult,
 )
 from promptcanary.core.pool import PooledPrompt, answer_digest, counts_of, pooled_prompts
-from promptcanary.core.sequential import Counts, Decision, Look, Policy, finish, step
+from promptcanary.core.sequential import Counts, Decision, Look, Policy, Verdict, finish, step
 
 Key = tuple[str, str]
 
@@ -141,6 +142,49 @@ def decide_run(
     prompt_ids = run.prompt_ids
     pooled = pooled_prompts(entries, run.provenance.prompt_hashes, prompt_ids)
     return replay(pooled, policy_of(info), prompt_ids, run.probe_results, run.llm_responses)
+
+
+VERDICT_NAMES = {
+    Verdict.SAME: "same",
+    Verdict.REGRESSED: "regressed",
+    Verdict.IMPROVED: "improved",
+    Verdict.UNDECIDED: "inconclusive",
+}
+"""How a final decision reads in reports: still undecided at the end is *inconclusive*."""
+
+
+def comparison_fields(decision: Decision, confidence: float = 0.95) -> dict[str, object]:
+    """The :class:`ProbeComparison` fields that a final decision sets (counts, evidence, verdict).
+
+    Pass rates and sample counts are those the decision was frozen at; the interval is
+    Newcombe's for (current − baseline) pass rate, a description of the data rather than an
+    anytime-valid interval. ``p_value`` is ``1 / e`` in the direction the pass rate moved.
+    """
+    b, c = decision.baseline, decision.current
+    rate_b = b.passes / b.n if b.n else None
+    rate_c = c.passes / c.n if c.n else None
+    improving = decision.verdict is Verdict.IMPROVED or (
+        decision.verdict is not Verdict.REGRESSED and rate_b is not None and rate_c is not None
+        and rate_c > rate_b
+    )  # fmt: skip
+    evidence = decision.e_better if improving else decision.e_worse
+    return {
+        "verdict": VERDICT_NAMES[decision.verdict],
+        "regression": decision.verdict is Verdict.REGRESSED,
+        "improvement": decision.verdict is Verdict.IMPROVED,
+        "baseline_samples": b.n,
+        "current_samples": c.n,
+        "baseline_pass_rate": rate_b,
+        "current_pass_rate": rate_c,
+        "pass_rate_ci": (
+            stats.newcombe_interval(c.passes, c.n, b.passes, b.n, confidence)
+            if b.n and c.n
+            else None
+        ),
+        "e_value": evidence,
+        "p_value": min(1.0, 1.0 / evidence) if evidence > 0 else 1.0,
+        "p_adjusted": decision.p_adjusted,
+    }
 
 
 def _tally(

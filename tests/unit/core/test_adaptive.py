@@ -158,3 +158,20 @@ def test_decide_run_reads_the_procedure_from_the_run() -> None:
     assert decisions[("a", "p")].verdict is Verdict.REGRESSED
     assert decisions[("a", "p")].current.n == 9  # as in test_stages_until_a_regression_is_decided
     assert stages == 5
+
+
+def test_comparison_fields_of_a_regression_and_an_undecided_one() -> None:
+    from promptcanary.core.adaptive import comparison_fields
+    from promptcanary.core.sequential import Counts, Decision
+
+    regressed = Decision(Verdict.REGRESSED, Counts(95, 100), Counts(5, 20), 4000.0, 0.01, 0.002)
+    fields = comparison_fields(regressed)
+    assert fields["verdict"] == "regressed" and fields["regression"] is True
+    assert (fields["baseline_samples"], fields["current_samples"]) == (100, 20)
+    assert fields["e_value"] == 4000.0 and fields["p_value"] == 1 / 4000
+    low, high = fields["pass_rate_ci"]  # type: ignore[misc]
+    assert low < -0.7 < high < 0  # 25% vs 95%
+    undecided = Decision(Verdict.UNDECIDED, Counts(19, 20), Counts(12, 12), 0.5, 3.0, 0.4)
+    open_ = comparison_fields(undecided)
+    assert open_["verdict"] == "inconclusive" and open_["regression"] is False
+    assert open_["e_value"] == 3.0  # the pass rate went up: the evidence shown is for "better"
