@@ -24,6 +24,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import lru_cache
 
 from promptcanary.core import stats
 
@@ -130,6 +131,7 @@ def _log_likelihood(c: Counts, p: float) -> float:
     return out
 
 
+@lru_cache(maxsize=65536)
 def log_e_worse(baseline: Counts, current: Counts) -> float:
     """Log e-value against "the current pass rate is at least the baseline's".
 
