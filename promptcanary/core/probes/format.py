@@ -551,6 +551,7 @@ class KeywordPresenceProbe(BaseProbe):
             metadata={
                 "missing_required": missing,
                 "forbidden_found": forbidden,
+                "found_forbidden": forbidden,  # the 0.2.2 name
                 "violations": violations,
                 "total_checks": total,
             },
