@@ -75,9 +75,9 @@ def snapshot_from_json(text: str, location: str) -> BaselineSnapshot:
             f"schema_version {version} is newer than this version of promptcanary supports "
             f"({SCHEMA_VERSION}); upgrade the action or re-create the baseline",
         )
-    # Version 1 (PromptCanary's own format, "0.1" in its files) lacks probe keys, samples and provenance: the model's
-    # defaults fill them, which is exactly the migration (keys default to probe ids). It keeps
-    # the note under "_note".
+    # Version 1 (PromptCanary's own format, "0.1" in its files) lacks probe keys, samples and
+    # provenance: the model's defaults fill them, which is exactly the migration (keys default to
+    # probe ids). It keeps the note under "_note".
     if version == 1 and "note" not in data and "_note" in data:
         data["note"] = data.pop("_note")
     data["schema_version"] = SCHEMA_VERSION
