@@ -39,53 +39,69 @@ def score_to_emoji(score: float) -> str:
     return "🔴"
 
 
-def _emit(text: str, path: str | Path | None) -> str:
-    if path is not None:
-        atomic_write_text(Path(path), text)
-    return text
+class _ReporterBase:
+    """What both reporters do with the text their subclass renders."""
+
+    def _text(self) -> str:
+        raise NotImplementedError
+
+    def _markdown(self) -> str:
+        raise NotImplementedError
+
+    def _json(self) -> str:
+        raise NotImplementedError
+
+    def print_terminal(self, console: Any = None) -> None:
+        """Print as plain text to stdout, or to ``console`` (a file or a rich Console).
+
+        A rich Console would read "[bold]" in model text as markup: its file is written instead.
+        """
+        stream = getattr(console, "file", console) if console is not None else sys.stdout
+        stream.write(self._text() + "\n")
+
+    def to_markdown(self, path: str | Path | None = None) -> str:
+        return self._emit(self._markdown(), path)
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        return self._emit(self._json(), path)
+
+    def to_html(self, path: str | Path | None = None) -> str:
+        raise HtmlReportUnavailable()
+
+    @staticmethod
+    def _emit(text: str, path: str | Path | None) -> str:
+        if path is not None:
+            atomic_write_text(Path(path), text)
+        return text
 
 
-def _print(text: str, console: Any) -> None:
-    # A rich Console would read "[bold]" in model text as markup: write to its file instead.
-    stream = getattr(console, "file", console) if console is not None else sys.stdout
-    stream.write(text + "\n")
-
-
-class Reporter:
+class Reporter(_ReporterBase):
     """Reports for one :class:`CanaryRunResult` (no baseline)."""
 
     def __init__(self, result: CanaryRunResult) -> None:
         self.result = result
 
-    def print_terminal(self, console: Any = None) -> None:
-        """Print the run as plain text to stdout, or to ``console`` (a file or a rich Console)."""
-        _print(format_run(self.result), console)
+    def _text(self) -> str:
+        return format_run(self.result)
 
-    def to_markdown(self, path: str | Path | None = None) -> str:
-        return _emit(render_run_markdown(self.result), path)
+    def _markdown(self) -> str:
+        return render_run_markdown(self.result)
 
-    def to_json(self, path: str | Path | None = None) -> str:
-        return _emit(self.result.model_dump_json(indent=2), path)
-
-    def to_html(self, path: str | Path | None = None) -> str:
-        raise HtmlReportUnavailable()
+    def _json(self) -> str:
+        return self.result.model_dump_json(indent=2)
 
 
-class DriftReporter:
+class DriftReporter(_ReporterBase):
     """Reports for a :class:`DriftReport`."""
 
     def __init__(self, report: DriftReport) -> None:
         self.report = report
 
-    def print_terminal(self, console: Any = None) -> None:
-        """Print the comparison as plain text to stdout, or to ``console``."""
-        _print(format_drift(self.report), console)
+    def _text(self) -> str:
+        return format_drift(self.report)
 
-    def to_markdown(self, path: str | Path | None = None) -> str:
-        return _emit(render_markdown(self.report), path)
+    def _markdown(self) -> str:
+        return render_markdown(self.report)
 
-    def to_json(self, path: str | Path | None = None) -> str:
-        return _emit(render_json(self.report), path)
-
-    def to_html(self, path: str | Path | None = None) -> str:
-        raise HtmlReportUnavailable()
+    def _json(self) -> str:
+        return render_json(self.report)
