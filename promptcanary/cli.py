@@ -1,4 +1,5 @@
-"""The ``promptcanary`` command line: ``init``, ``run``, ``compare``, ``baselines``, ``report``.
+"""The ``promptcanary`` command line: ``init``, ``run``, ``compare``, ``baselines``, ``report``,
+``version`` (and the flags of PromptCanary 0.2.2, see :mod:`promptcanary.cli_compat`).
 
 Exit codes are the action's (DESIGN §4): 0 ok, 1 the ``--fail-on`` gate failed, 2 configuration
 or usage error, 3 untrustworthy run (missing API key, too many errored prompts). ``main()`` holds
@@ -334,7 +335,7 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     from promptcanary.core.report import render_json, render_markdown, render_run_markdown
 
     path = args.drift or args.input
-    text = _read(path, "drift file")
+    text = _read(path, "drift file" if args.drift else "report input")
     if args.drift or is_drift_document(text):
         try:
             report = DriftReport.model_validate_json(text)

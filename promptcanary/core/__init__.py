@@ -1,4 +1,4 @@
-"""The engine: models, probes, suites, runs, comparison and reports.
+"""The engine's core: models, probes, suite, comparison, statistics and reports.
 
 The names PromptCanary 0.2.2 exported here resolve lazily (importing ``promptcanary.core.models``
 must not import the whole engine).

@@ -1,4 +1,4 @@
-"""LLM providers: the interface, LiteLLM, and replay of recorded responses.
+"""LLM providers: the abstract interface, LiteLLM (real models) and replay (recorded answers).
 
 Resolved lazily: naming ``promptcanary.providers.LiteLLMProvider`` does not import LiteLLM.
 """

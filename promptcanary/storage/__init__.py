@@ -1,4 +1,4 @@
-"""Baseline stores."""
+"""Baseline storage: snapshot files on disk (``FileBaselineStore`` resolves lazily)."""
 
 from __future__ import annotations
 
