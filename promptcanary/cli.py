@@ -1,4 +1,5 @@
-"""The ``promptcanary`` command line: ``init``, ``run``, ``compare``, ``baselines``, ``report``.
+"""The ``promptcanary`` command line: ``init``, ``run``, ``compare``, ``baselines``, ``report``,
+``version`` (and the flags of PromptCanary 0.2.2, see :mod:`promptcanary.cli_compat`).
 
 Exit codes are the action's (DESIGN §4): 0 ok, 1 the ``--fail-on`` gate failed, 2 configuration
 or usage error, 3 untrustworthy run (missing API key, too many errored prompts). ``main()`` holds
@@ -19,8 +20,10 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
+from promptcanary.cli_compat import UnsupportedFlag, refuse_unsupported, version_line
 from promptcanary.core.gate import FAIL_ON, gate_failed, untrustworthy
 from promptcanary.core.models import (
+    TEMPERATURE_RANGE,
     BaselineSnapshot,
     CanaryRunResult,
     DriftReport,
@@ -101,7 +104,8 @@ prompts:
 
 
 def cmd_init(args: argparse.Namespace, out: TextIO) -> int:
-    path = Path(args.path)
+    # `init NAME` (PromptCanary 0.2.2) writes the suite into the folder NAME.
+    path = Path(args.name) / "canary.yaml" if args.name else Path(args.path)
     if path.exists() and not args.force:
         raise CliError(f"{path} already exists; pass --force to overwrite it")
     atomic_write_text(path, STARTER_SUITE.format(path=path))
@@ -157,7 +161,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     suite = _load_suite(args.config)
     models = _models(args, suite, Path(args.config))
     several = len(models) > 1
-    untrusted = []
+    untrusted, failed = [], False
     for spec, base_dir in models:
         try:
             provider = make_provider(spec.model, dict(spec.params), base_dir=base_dir)
@@ -180,6 +184,12 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             target = _per_model(args.output_json, spec.model, several)
             atomic_write_text(target, run.model_dump_json(indent=2) + "\n")
             print(f"Wrote the run to {target}", file=out)
+        if args.output_md:
+            from promptcanary.core.report import render_run_markdown
+
+            target = _per_model(args.output_md, spec.model, several)
+            atomic_write_text(target, render_run_markdown(run))
+        failed = failed or bool(run.failed_probes)
         trustworthy = not untrustworthy(run, args.max_error_rate)
         if args.save_baseline and not trustworthy:
             # Errored results are never compared: such a baseline would hide every later drift.
@@ -201,7 +211,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=err,
         )
         return EXIT_UNTRUSTED
-    return EXIT_OK
+    return EXIT_GATE if args.fail_on_failure and failed else EXIT_OK
 
 
 def _read(path: str, what: str) -> str:
@@ -321,15 +331,30 @@ def cmd_baselines(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
-    from promptcanary.core.report import render_json, render_markdown
+    from promptcanary.cli_compat import is_drift_document
+    from promptcanary.core.report import render_json, render_markdown, render_run_markdown
 
-    try:
-        report = DriftReport.model_validate_json(_read(args.drift, "drift file"))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise CliError(f"{args.drift}: not a PromptCanary drift report: {first['msg']}") from None
-    text = render_markdown(report) if args.format == "md" else render_json(report)
-    print(terminal_safe(text), file=out)
+    path = args.drift or args.input
+    text = _read(path, "drift file" if args.drift else "report input")
+    if args.drift or is_drift_document(text):
+        try:
+            report = DriftReport.model_validate_json(text)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise CliError(f"{path}: not a PromptCanary drift report: {first['msg']}") from None
+        renderers = {"md": render_markdown, "json": render_json, "terminal": format_drift}
+        rendered = renderers[args.format](report)
+    else:  # a run file (PromptCanary 0.2.2's `report` took either)
+        run = load_run(path)
+        rendered = {
+            "md": render_run_markdown,
+            "json": lambda r: r.model_dump_json(indent=2),
+            "terminal": format_run,
+        }[args.format](run)
+    if args.output:
+        atomic_write_text(Path(args.output), rendered + "\n")
+        return EXIT_OK
+    print(terminal_safe(rendered), file=out)
     return EXIT_OK
 
 
@@ -340,6 +365,14 @@ def _fraction(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
+    return value
+
+
+def _temperature(text: str) -> float:
+    value = float(text)
+    low, high = TEMPERATURE_RANGE
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between {low:g} and {high:g}")
     return value
 
 
@@ -356,17 +389,22 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run canary prompts against LLMs, compare with a baseline, report drift.",
         epilog="Exit codes: 0 ok, 1 gate failed, 2 configuration error, 3 untrustworthy run.",
     )
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("version", help="print the version")
 
     init = sub.add_parser("init", help="write a starter suite")
+    init.add_argument("name", nargs="?", help="a folder to write canary.yaml into")
     init.add_argument("--path", default="canary.yaml", help="where to write it (canary.yaml)")
-    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.add_argument("--force", "-f", action="store_true", help="overwrite an existing file")
 
     run = sub.add_parser("run", help="run a suite against one or more models")
-    run.add_argument("--config", required=True, help="the suite YAML file")
-    run.add_argument("--model", action="append", help="LiteLLM model id (repeatable)")
+    run.add_argument("--config", "-c", default="canary.yaml", help="the suite YAML file")
+    run.add_argument(
+        "--model", "--provider", "-p", action="append", help="LiteLLM model id (repeatable)"
+    )
     run.add_argument("--replay", action="append", metavar="F", help="answer from a recording")
-    run.add_argument("--temperature", type=float)
+    run.add_argument("--temperature", "-t", type=_temperature)
     run.add_argument("--max-tokens", type=_positive_int)
     run.add_argument("--seed", type=int)
     run.add_argument("--samples", type=_positive_int, help="responses per prompt")
@@ -374,39 +412,64 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     run.add_argument("--max-retries", type=int, default=3)
     run.add_argument("--max-error-rate", type=_fraction, default=0.2)
-    run.add_argument("--save-baseline", action="store_true", help="store the run as a baseline")
+    run.add_argument(
+        "--save-baseline", "-s", action="store_true", help="store the run as a baseline"
+    )
     run.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR)
-    run.add_argument("--output-json", metavar="F", help="write the run as JSON")
+    run.add_argument("--output-json", "-o", metavar="F", help="write the run as JSON")
+    run.add_argument("--output-md", metavar="F", help="write the run as markdown")
+    run.add_argument("--output-html", metavar="F", help=argparse.SUPPRESS)  # refused, see compat
+    run.add_argument("--fail-on-failure", action="store_true", help="exit 1 if any probe failed")
     run.add_argument("--record", metavar="F", help="write the responses as a replay file")
     run.add_argument("--no-progress", action="store_true")
     run.add_argument("--probe-module", action="append", help="custom probe file or module")
 
     cmp = sub.add_parser("compare", help="compare a run with a baseline")
     source = cmp.add_mutually_exclusive_group()
-    source.add_argument("--baseline", metavar="FILE", help="a baseline snapshot file")
+    source.add_argument("--baseline", "-b", metavar="FILE", help="a baseline snapshot file")
     source.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR, metavar="D")
-    cmp.add_argument("--current", required=True, metavar="RUN.json")
-    cmp.add_argument("--config", help="the suite, to re-score when its probes changed")
+    cmp.add_argument("--current", metavar="RUN.json", help="the run (required)")
+    cmp.add_argument("--config", "-c", help="the suite, to re-score when its probes changed")
     cmp.add_argument("--regression-threshold", type=_fraction, default=0.05)
     cmp.add_argument("--improvement-threshold", type=_fraction, default=0.05)
     cmp.add_argument("--alpha", type=_fraction, default=0.05)
     cmp.add_argument("--output-md", metavar="F")
     cmp.add_argument("--output-json", metavar="F")
     cmp.add_argument("--fail-on", choices=FAIL_ON, default="regression")
+    cmp.add_argument(  # PromptCanary 0.2.2's switch; gating on regressions is our default
+        "--fail-on-drift", dest="fail_on", action="store_const", const="regression"
+    )
     cmp.add_argument("--probe-module", action="append", help="custom probe file or module")
+    cmp.add_argument("--provider", "-p", help=argparse.SUPPRESS)  # refused, see compat
+    cmp.add_argument("--output-html", help=argparse.SUPPRESS)
+    cmp.add_argument("--no-progress", action="store_true", help=argparse.SUPPRESS)  # no calls
 
     lst = sub.add_parser("baselines", help="list stored baselines")
-    lst.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR)
-    lst.add_argument("--suite")
+    lst.add_argument("--baseline-dir", "--dir", "-d", default=DEFAULT_BASELINE_DIR)
+    lst.add_argument("--suite", "-s")
     lst.add_argument("--model")
 
-    rep = sub.add_parser("report", help="render a drift.json as markdown or JSON")
-    rep.add_argument("--drift", required=True, metavar="drift.json")
-    rep.add_argument("--format", choices=("md", "json"), default="md")
+    rep = sub.add_parser("report", help="render a drift.json (or a run) as markdown or JSON")
+    rep.add_argument("input", nargs="?", metavar="FILE", help="a drift.json or a run file")
+    rep.add_argument("--drift", metavar="drift.json")
+    rep.add_argument(
+        "--format", "-f", choices=("md", "json", "terminal", "markdown", "html"), default="md"
+    )
+    rep.add_argument("--output", "-o", metavar="F", help="write to F instead of stdout")
+    rep.add_argument("--open", action="store_true", help=argparse.SUPPRESS)  # HTML only: refused
     return parser
 
 
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        refuse_unsupported(args)
+    except UnsupportedFlag as exc:
+        raise CliError(str(exc)) from None
+    if args.command == "version":
+        print(version_line(), file=out)
+        return EXIT_OK
+    if args.command == "report" and args.format == "markdown":
+        args.format = "md"
     if args.command == "init":
         return cmd_init(args, out)
     if args.command == "run":
@@ -435,6 +498,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, message = EXIT_USAGE, str(exc)
     except MissingCredentialsError as exc:
         code, message = EXIT_UNTRUSTED, str(exc)
+    except ValidationError as exc:  # e.g. a model entry's temperature outside [0, 2]
+        first = exc.errors()[0]
+        code, message = (
+            EXIT_USAGE,
+            f"{exc.title}: {'.'.join(map(str, first['loc']))}: {first['msg']}",
+        )
     except OSError as exc:  # e.g. an output file in a folder we may not write
         code, message = EXIT_USAGE, f"{exc.filename or ''}: {exc.strerror or exc}"
     except KeyboardInterrupt:

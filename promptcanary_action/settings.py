@@ -331,7 +331,7 @@ class Settings:
     )
     max_error_rate: float = field(default=0.2, metadata=_input("max-error-rate", _UNIT))
     temperature: float | None = field(
-        default=None, metadata=_input("temperature", partial(clean_float, minimum=0.0))
+        default=None, metadata=_input("temperature", partial(clean_float, minimum=0.0, maximum=2.0))
     )
     max_tokens: int | None = field(
         default=None, metadata=_input("max-tokens", partial(clean_int, minimum=1))

@@ -70,7 +70,7 @@ class _Doc(BaseModel):
 
 
 class _DefaultsDoc(_Doc):
-    temperature: float | None = Field(default=None, ge=0)
+    temperature: float | None = Field(default=None, ge=0, le=2)  # ProviderConfig's range
     max_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = None
     samples: int | None = Field(default=None, ge=1)

@@ -51,7 +51,8 @@ def effective_config(config: ProviderConfig, options: RunOptions) -> ProviderCon
         for name in ("temperature", "max_tokens", "seed")
         if (value := getattr(options, name)) is not None
     }
-    return config.model_copy(update=update) if update else config
+    # Validated (model_copy is not): a temperature of 5 is refused like in ProviderConfig(...).
+    return ProviderConfig.model_validate({**config.model_dump(), **update}) if update else config
 
 
 def timeout_slack(timeout: float) -> float:

@@ -383,7 +383,7 @@ def score_response(
                     prompt.id,
                     passed=False,
                     score=0.0,
-                    details=f"Probe raised {type(exc).__name__}: {exc}",
+                    details=f"Probe raised an exception: {type(exc).__name__}: {exc}",
                     metadata={"exception": type(exc).__name__},
                 )
         results.append(result.model_copy(update=update))

@@ -14,8 +14,13 @@ from typing import Any, ClassVar
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeCategory, ProbeResult
 
 
-class ProbeRegistryError(ValueError):
-    """Two different probe classes claim the same ``probe_id``, or an id is unknown."""
+class ProbeRegistryError(ValueError, KeyError):
+    """Two different probe classes claim the same ``probe_id``, or an id is unknown.
+
+    Also a ``KeyError``: PromptCanary 0.2.2's ``get_probe`` raised one for an unknown id.
+    """
+
+    __str__ = ValueError.__str__  # not KeyError's, which would print the message quoted
 
 
 _PROBE_REGISTRY: dict[str, type[BaseProbe]] = {}
@@ -71,7 +76,9 @@ class BaseProbe(abc.ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.probe_id:
+        # Only a class that declares its own id registers: a subclass of a built-in that keeps
+        # the inherited id is a variant used from Python, not a second claim on the id.
+        if "probe_id" in cls.__dict__ and cls.probe_id:
             if not cls.name:
                 cls.name = cls.probe_id.replace("_", " ").title()
             register_probe(cls)
