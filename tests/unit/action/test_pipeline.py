@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from promptcanary.core.config import suite_from_text
+from promptcanary.core.evaluate import promotion_allowed
 from promptcanary.core.models import (
     BaselineSnapshot,
     CanaryPrompt,
@@ -37,7 +38,6 @@ from promptcanary_action.pipeline import (
     find_suite_files,
     gate_failed,
     models_for,
-    promotion_allowed,
     run_pair,
     untrustworthy_pairs,
     verdict,
