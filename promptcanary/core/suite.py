@@ -24,6 +24,7 @@ from promptcanary.core.models import (
 from promptcanary.core.probes.base import BaseProbe
 
 if TYPE_CHECKING:
+    from promptcanary.core.probes.registry import ProbeRegistry
     from promptcanary.providers.base import BaseLLMProvider
 
 
@@ -339,17 +340,26 @@ class CanarySuite:
     # ── YAML ─────────────────────────────────────────────────────────────────
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> CanarySuite:
-        """Load a CanarySuite from a YAML file (format: :mod:`promptcanary.core.config`)."""
+    def from_yaml(cls, path: str | Path, *, registry: ProbeRegistry | None = None) -> CanarySuite:
+        """Load a CanarySuite from a YAML file (format: :mod:`promptcanary.core.config`).
+
+        Probe ``type:`` names resolve in ``registry`` (default: the active registry).
+        """
         from promptcanary.core.config import load_suite
 
-        return load_suite(path)
+        return load_suite(path, registry=registry)
 
     @classmethod
-    def _from_dict(cls, config: dict[str, Any], *, source: str = "<dict>") -> CanarySuite:
+    def _from_dict(
+        cls,
+        config: dict[str, Any],
+        *,
+        source: str = "<dict>",
+        registry: ProbeRegistry | None = None,
+    ) -> CanarySuite:
         from promptcanary.core.config import suite_from_dict
 
-        return suite_from_dict(config, source=source)
+        return suite_from_dict(config, source=source, registry=registry)
 
     def to_yaml_template(self) -> str:
         """Render this suite back to a YAML config string (useful for ``init``)."""
