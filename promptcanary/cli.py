@@ -384,7 +384,21 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--path", default="canary.yaml", help="where to write it (canary.yaml)")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
 
-    run = sub.add_parser("run", help="run a suite against one or more models")
+    _add_run(sub.add_parser("run", help="run a suite against one or more models"))
+    _add_compare(sub.add_parser("compare", help="compare a run with a baseline"))
+
+    lst = sub.add_parser("baselines", help="list stored baselines")
+    lst.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR)
+    lst.add_argument("--suite")
+    lst.add_argument("--model")
+
+    rep = sub.add_parser("report", help="render a drift.json as markdown or JSON")
+    rep.add_argument("--drift", required=True, metavar="drift.json")
+    rep.add_argument("--format", choices=("md", "json"), default="md")
+    return parser
+
+
+def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--config", required=True, help="the suite YAML file")
     run.add_argument("--model", action="append", help="LiteLLM model id (repeatable)")
     run.add_argument("--replay", action="append", metavar="F", help="answer from a recording")
@@ -403,7 +417,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true")
     run.add_argument("--probe-module", action="append", help="custom probe file or module")
 
-    cmp = sub.add_parser("compare", help="compare a run with a baseline")
+
+def _add_compare(cmp: argparse.ArgumentParser) -> None:
     source = cmp.add_mutually_exclusive_group()
     source.add_argument("--baseline", metavar="FILE", help="a baseline snapshot file")
     source.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR, metavar="D")
@@ -423,16 +438,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmp.add_argument("--max-error-rate", type=_fraction, default=0.2)
     cmp.add_argument("--probe-module", action="append", help="custom probe file or module")
-
-    lst = sub.add_parser("baselines", help="list stored baselines")
-    lst.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR)
-    lst.add_argument("--suite")
-    lst.add_argument("--model")
-
-    rep = sub.add_parser("report", help="render a drift.json as markdown or JSON")
-    rep.add_argument("--drift", required=True, metavar="drift.json")
-    rep.add_argument("--format", choices=("md", "json"), default="md")
-    return parser
 
 
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
