@@ -300,17 +300,8 @@ class CanarySuite:
         """
         from promptcanary.core.runner import run_suite_blocking
 
-        return run_suite_blocking(
-            self,
-            provider,
-            RunOptions(
-                temperature=temperature,
-                max_tokens=max_tokens,
-                seed=seed,
-                show_progress=show_progress,
-                **options,
-            ),
-        )
+        given = _given(temperature, max_tokens, seed, show_progress, options)
+        return run_suite_blocking(self, provider, given)
 
     async def arun(
         self,
@@ -325,17 +316,8 @@ class CanarySuite:
         """The asynchronous form of :meth:`run`."""
         from promptcanary.core.runner import run_suite
 
-        return await run_suite(
-            self,
-            provider,
-            RunOptions(
-                temperature=temperature,
-                max_tokens=max_tokens,
-                seed=seed,
-                show_progress=show_progress,
-                **options,
-            ),
-        )
+        given = _given(temperature, max_tokens, seed, show_progress, options)
+        return await run_suite(self, provider, given)
 
     # ── YAML ─────────────────────────────────────────────────────────────────
 
@@ -370,3 +352,20 @@ class CanarySuite:
     def __repr__(self) -> str:
         counts = f"prompts={len(self.prompts)}, probes={len(self.bindings)}"
         return f"CanarySuite(name={self.name!r}, {counts})"
+
+
+def _given(
+    temperature: float | None,
+    max_tokens: int | None,
+    seed: int | None,
+    show_progress: bool,
+    options: dict[str, Any],
+) -> RunOptions:
+    """``run``/``arun`` keywords as one :class:`RunOptions` (an unknown keyword is a TypeError)."""
+    return RunOptions(
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=seed,
+        show_progress=show_progress,
+        **options,
+    )
