@@ -110,23 +110,23 @@ def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
 
 
 @dataclass(frozen=True)
-class _Loaded:
+class _FoundBaseline:
     baseline: BaselineSnapshot | None = None
     error: str | None = None
 
 
-def _load_baseline(backend: Backend, suite: str, model: str, activity: Activity) -> _Loaded:
+def _load_baseline(backend: Backend, suite: str, model: str, activity: Activity) -> _FoundBaseline:
     if not activity.compare:
-        return _Loaded()
+        return _FoundBaseline()
     try:
-        return _Loaded(backend.load(suite, model, for_ref=activity.baseline_ref))
+        return _FoundBaseline(backend.load(suite, model, for_ref=activity.baseline_ref))
     except BaselineFileError as exc:
         # Run anyway: the results are reported and written; the step still exits 2.
-        return _Loaded(error=str(exc))
+        return _FoundBaseline(error=str(exc))
 
 
 def _promote(
-    evaluation: Evaluation, loaded: _Loaded, activity: Activity, backend: Backend, sha: str
+    evaluation: Evaluation, loaded: _FoundBaseline, activity: Activity, backend: Backend, sha: str
 ) -> tuple[BaselineStatus, str | None, str | None]:
     """Save the run as the baseline when the evaluation allows it: (status, location, note)."""
     status = BaselineStatus.FOUND if loaded.baseline is not None else BaselineStatus.MISSING
