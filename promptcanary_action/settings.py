@@ -314,7 +314,10 @@ class Settings:
     improvement_threshold: float = field(
         default=0.05, metadata=_input("improvement-threshold", _UNIT)
     )
-    samples: int = field(default=1, metadata=_input("samples", partial(clean_int, minimum=1)))
+    samples: int | None = field(
+        default=None, metadata=_input("samples", partial(clean_int, minimum=1))
+    )
+    """``None``: the suite's ``defaults: samples``, else 1; an explicit 1 overrides the suite."""
     alpha: float = field(
         default=0.05,
         metadata=_input("alpha", _OPEN_UNIT),

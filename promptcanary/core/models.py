@@ -446,6 +446,11 @@ class BaselineSnapshot(BaseModel):
     created_at: datetime = Field(default_factory=_utcnow)
     note: str = ""
 
+    @classmethod
+    def of_run(cls, run: CanaryRunResult, *, note: str = "") -> BaselineSnapshot:
+        """The snapshot that makes ``run`` a baseline: keyed by the run's suite and provider."""
+        return cls(suite_name=run.suite_name, provider=run.provider, run_result=run, note=note)
+
     @field_validator("schema_version")
     @classmethod
     def _known_version(cls, v: int) -> int:

@@ -203,12 +203,7 @@ class FileBaselineStore:
         snapshot_id: str | None = None,
     ) -> BaselineSnapshot:
         """Save a run as a baseline snapshot (atomically; secrets redacted)."""
-        snapshot = BaselineSnapshot(
-            suite_name=run_result.suite_name,
-            provider=run_result.provider,
-            run_result=run_result,
-            note=note,
-        )
+        snapshot = BaselineSnapshot.of_run(run_result, note=note)
         if snapshot_id:
             snapshot = snapshot.model_copy(update={"snapshot_id": snapshot_id})
         self.save_snapshot(snapshot)
