@@ -109,6 +109,15 @@ def promoted_pool(
     return extend(entry_for(run), older, size)
 
 
+def promote(
+    run: CanaryRunResult, previous: BaselineSnapshot | None, size: int = DEFAULT_POOL
+) -> BaselineSnapshot:
+    """The snapshot that makes ``run`` the baseline, carrying the pool of the last ``size`` runs."""
+    return BaselineSnapshot.of_run(run).model_copy(
+        update={"pool": promoted_pool(run, previous, size)}
+    )
+
+
 @dataclass(frozen=True)
 class PooledPrompt:
     """What the pool knows about one prompt: per probe key its summary, and its one text."""

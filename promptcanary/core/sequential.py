@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from promptcanary.core import stats
 
-MAX_SAMPLES_CAP = 10_000
+MAX_SAMPLES_CAP = 1_000
 """The largest ``max-samples`` accepted: beyond it a typo would buy a very large bill."""
 
 
