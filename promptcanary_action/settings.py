@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from promptcanary.core.gate import FAIL_ON
-from promptcanary.core.pool import DEFAULT_POOL
+from promptcanary.core.pool import DEFAULT_POOL, MAX_POOL
 from promptcanary.core.sequential import MAX_SAMPLES_CAP
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -292,8 +292,6 @@ _OPEN_UNIT = partial(
 
 
 _SAMPLE_COUNT = partial(clean_int, minimum=1, maximum=MAX_SAMPLES_CAP)
-MAX_POOL = 100
-"""The largest ``baseline-pool``: every pooled run is stored inside each baseline document."""
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ from promptcanary.core.sequential import Counts
 
 DEFAULT_POOL = 20
 """Promoted runs pooled by default (``baseline-pool``)."""
+MAX_POOL = 100
+"""The largest ``baseline-pool``: every pooled run is stored inside each baseline document."""
 
 
 def counts_of(summary: ScoreSummary) -> Counts:
