@@ -266,7 +266,7 @@ def chain(
     return tallies
 
 
-def auto_table() -> None:
+def auto_table(*, real_runner: bool) -> None:
     plan = [
         ("default", DEFAULT_POOL, (0.50, 0.75), {}),
         ("deterministic", DEFAULT_POOL, (), {"deterministic": True}),
@@ -274,9 +274,11 @@ def auto_table() -> None:
         ("pool 5", 5, (0.50,), {}),
         ("pool 1", 1, (0.50,), {}),
     ]
+    job = _runner_job if real_runner else _chain_job
+    started = time.perf_counter()
     with multiprocessing.Pool(2) as pool:
         results = pool.starmap(
-            _chain_job, [(k, d, SEED + 100 + i, kw) for i, (_, k, d, kw) in enumerate(plan)]
+            job, [(k, d, SEED + 100 + i, kw) for i, (_, k, d, kw) in enumerate(plan)]
         )
     rows = []
     for (label, k, drifts, _), tallies in zip(plan, results, strict=True):
@@ -288,10 +290,16 @@ def auto_table() -> None:
                 [scenario, k, t.runs, f"{100 * t.alarms / t.runs:.1f}%", caught,
                  f"{t.inconclusive / t.runs:.2f}", f"{t.answers / t.prompts:.2f}"]
             )  # fmt: skip
+    how = (
+        "the real runner (CanarySuite.run, compare, promote) with a seeded fake provider"
+        if real_runner
+        else "the fast model of sampling (pass flags drawn directly, same decision rules)"
+    )
     print(
         f"samples: auto (min {POLICY.min_samples}, max {POLICY.max_samples}, alpha {POLICY.alpha},"
         f" futility: no drop of {POLICY.margin} at LR {1 / POLICY.futility_level:g}); "
-        f"{RUNS} counted runs per row after the pool filled; fast model of sampling."
+        f"{RUNS} counted runs per row after the pool filled; {how}; "
+        f"{time.perf_counter() - started:.0f} s."
     )
     print("| scenario | pool K | runs | runs with ≥1 regression | drifted probe caught |"
           " inconclusive per run | answers per prompt |")  # fmt: skip
@@ -305,6 +313,49 @@ def auto_table() -> None:
     )
 
 
+def runner_chain(
+    pool_size: int, drifts: tuple[float, ...], seed: int, *, deterministic: bool = False,
+    stress: bool = False,
+) -> list[AutoTally]:  # fmt: skip
+    """:func:`chain` through the real runner: ``CanarySuite.run(samples="auto", baseline=...)``
+    with the seeded fake provider, ``compare()`` on the result, ``promote()`` for the pool."""
+    from bench._drift_provider import SimProvider, sim_suite
+    from promptcanary.core.pool import promote
+
+    rng = random.Random(seed)
+    behaviour = dm.all_flaky_behaviour() if stress else dm.suite_behaviour()
+    suite = sim_suite(list(behaviour))
+    base = dm.Model.frozen(behaviour, rng) if deterministic else dm.Model(behaviour)
+    models = [base] + [dm.Model(dm.drifted(behaviour, rate)) for rate in drifts]
+    tallies = [AutoTally() for _ in models]
+    snapshot = None
+    for step in range(pool_size + RUNS):
+        runs = [
+            suite.run(SimProvider(m, rng), show_progress=False, baseline=snapshot,
+                      baseline_pool=pool_size, max_retries=0)
+            for m in models
+        ]  # fmt: skip
+        if step >= pool_size:  # the pool is full: count
+            assert snapshot is not None
+            for tally, run in zip(tallies, runs, strict=True):
+                report = compare(snapshot, run)
+                flagged = {c.prompt_id for c in report.regressions}
+                tally.runs += 1
+                tally.alarms += bool(flagged)
+                tally.caught += DRIFT_KEY in flagged
+                tally.inconclusive += len(report.inconclusive)
+                tally.answers += len(run.llm_responses)
+                tally.prompts += len(behaviour)
+        snapshot = promote(runs[0], snapshot, pool_size)
+    return tallies
+
+
+def _runner_job(
+    pool_size: int, drifts: tuple[float, ...], seed: int, kw: dict[str, bool]
+) -> list[AutoTally]:
+    return runner_chain(pool_size, drifts, seed, **kw)
+
+
 def _chain_job(
     pool_size: int, drifts: tuple[float, ...], seed: int, kw: dict[str, bool]
 ) -> list[AutoTally]:
@@ -312,12 +363,15 @@ def _chain_job(
 
 
 def main() -> None:
+    """``--model``: the fast model of sampling instead of the real runner (seconds, not minutes);
+    ``--no-fixed``: skip the fixed-sample rows."""
     started = time.perf_counter()
     print(machine_note())
     print()
-    auto_table()
-    print()
-    fixed_table()
+    auto_table(real_runner="--model" not in sys.argv)
+    if "--no-fixed" not in sys.argv:
+        print()
+        fixed_table()
     print(f"\n({time.perf_counter() - started:.1f} s)")
 
 

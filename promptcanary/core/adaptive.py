@@ -54,7 +54,8 @@ class Sequencer:
         self, results: Iterable[ProbeResult], responses: Iterable[LLMResponse]
     ) -> dict[str, int]:
         """Judge everything scored so far; the next stage's answer targets (empty: done)."""
-        counts, answered, texts = _tally(results, responses)
+        single = {pid for pid, p in self.pooled.items() if p is not None and p.text}
+        counts, answered, texts = _tally(results, responses, single)
         if not self.keys:
             self.keys = [
                 (pid, key)
@@ -188,9 +189,11 @@ def comparison_fields(decision: Decision, confidence: float = 0.95) -> dict[str,
 
 
 def _tally(
-    results: Iterable[ProbeResult], responses: Iterable[LLMResponse]
+    results: Iterable[ProbeResult], responses: Iterable[LLMResponse], digest_for: set[str]
 ) -> tuple[dict[str, dict[str, Counts]], dict[str, int], dict[str, set[str]]]:
-    """Per prompt: pass counts per probe key, answers asked (errored too), answer digests."""
+    """Per prompt: pass counts per probe key, answers asked (errored too), and the answer
+    digests of the prompts in ``digest_for`` (only those can take the identical-answer shortcut).
+    """
     counts: dict[str, dict[str, Counts]] = {}
     for r in results:
         if r.errored:
@@ -203,6 +206,6 @@ def _tally(
     texts: dict[str, set[str]] = {}
     for response in responses:
         answered[response.prompt_id] = answered.get(response.prompt_id, 0) + 1
-        if not response.errored:
+        if response.prompt_id in digest_for and not response.errored:
             texts.setdefault(response.prompt_id, set()).add(answer_digest(response))
     return counts, answered, texts

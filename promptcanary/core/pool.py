@@ -146,10 +146,18 @@ def pool_prompt(
     usable = [e for e in entries if prompt_id in e.results and matches(e)]
     if not usable:
         return None
-    results: dict[str, ScoreSummary] = {}
+    sums: dict[str, list[float]] = {}  # plain sums: building models per addition is slow
     for e in usable:
         for key, summary in e.results[prompt_id].items():
-            results[key] = results.get(key, ScoreSummary()) + summary
+            acc = sums.setdefault(key, [0, 0, 0.0, 0.0])
+            acc[0] += summary.n
+            acc[1] += summary.passes
+            acc[2] += summary.score_sum
+            acc[3] += summary.score_sq_sum
+    results = {
+        key: ScoreSummary(n=int(n), passes=int(x), score_sum=s1, score_sq_sum=s2)
+        for key, (n, x, s1, s2) in sums.items()
+    }
     texts = {e.texts.get(prompt_id) for e in usable}
     text = texts.pop() if len(texts) == 1 else None
     return PooledPrompt(runs=len(usable), results=results, text=text)
