@@ -88,6 +88,8 @@ async def answer_adaptive(
         pool_runs=len(entries),
         stages=stage,
         prompts=len(ids),
+        requests=len(responses),
+        tokens=sum(r.total_tokens or 0 for r in responses),
     )
     return AdaptiveAnswers(responses, results, record)
 

@@ -272,10 +272,22 @@ class AdaptiveSampling(BaseModel):
     stages: int = 1
     prompts: int = 0
     """Prompts asked; ``prompts * max_samples`` requests is what fixed sampling would cost."""
+    requests: int = 0
+    """Requests actually sent (errored ones included)."""
+    tokens: int = 0
+    """Tokens the provider reported for them."""
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def fixed_requests(self) -> int:
+        """What fixed ``samples: max_samples`` would have sent."""
         return self.prompts * self.max_samples
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fixed_tokens(self) -> int:
+        """Tokens fixed ``samples: max_samples`` would have used, at this run's tokens a request."""
+        return round(self.tokens * self.fixed_requests / self.requests) if self.requests else 0
 
 
 class ScoreSummary(BaseModel):

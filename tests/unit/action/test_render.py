@@ -213,7 +213,9 @@ def _adaptive_pair() -> PairOutcome:
         update={"verdict": "inconclusive", "regression": False, "baseline_samples": 130}
     )
     pair = make_pair([regressed, undecided], statistical=True)
-    info = AdaptiveSampling(min_samples=3, max_samples=60, pool_runs=20, stages=7, prompts=2)
+    info = AdaptiveSampling(
+        min_samples=3, max_samples=60, pool_runs=20, stages=7, prompts=2, requests=2, tokens=30
+    )
     assert pair.drift is not None
     drift = pair.drift.model_copy(update={"adaptive": info, "baseline_pool_runs": 20})
     run = pair.run.model_copy(
@@ -230,7 +232,7 @@ def test_adaptive_regressions_show_answers_e_value_and_the_inconclusive_ones() -
     )
     assert "**Inconclusive** (`gpt-4o`, 1; not counted as regressions)" in body
     assert "| `p2` | `json_validity` | 95% → 75% | 130 → 60 |" in body
-    assert "fixed `samples: 60` would have sent 120 requests" in body
+    assert "fixed `samples: 60` would have sent 120 requests (≈ 1,800 tokens)" in body
     assert "2 requests in 7 stages" in body
     assert pair.inconclusive_count == 1
 

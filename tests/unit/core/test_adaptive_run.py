@@ -54,7 +54,11 @@ def test_without_a_baseline_every_prompt_gets_the_minimum() -> None:
     provider = Answers(STEADY, varied=True)
     run = SUITE.run(provider, show_progress=False)
     assert set(provider.asked.values()) == {3}
-    assert run.provenance.adaptive is not None and run.provenance.adaptive.stages == 1
+    record = run.provenance.adaptive
+    assert record is not None and record.stages == 1
+    # run.json says what was spent and what fixed max-samples sampling would have spent.
+    dumped = run.model_dump(mode="json")["provenance"]["adaptive"]
+    assert (dumped["requests"], dumped["fixed_requests"]) == (12, 4 * 60)
 
 
 def test_a_deterministic_model_costs_one_answer_per_prompt() -> None:
