@@ -204,3 +204,15 @@ def test_drift_markdown_with_a_run_that_kept_no_responses_renders() -> None:
     md = render_markdown(r, run(results=results))
     assert "## Regressions (1)" in md
     assert "<details>" not in md
+
+
+def test_terminal_drift_lists_inconclusive_comparisons() -> None:
+    from promptcanary.core.terminal import format_drift
+
+    open_ = comparison(
+        "p2", 0.95, 0.92, baseline_pass_rate=0.95, current_pass_rate=0.75, current_samples=60,
+        verdict="inconclusive",
+    )  # fmt: skip
+    text = format_drift(report(comparisons=[open_]))
+    assert "Inconclusive (undecided at max-samples; not regressions) (1):" in text
+    assert "p2 / json_validity: 60 answers, pass rate 95% → 75%" in text
