@@ -239,6 +239,14 @@ class AutoTally:
     answers: int = 0
     prompts: int = 0
 
+    def add(self, regressed: set[str], inconclusive: int, answers: int, prompts: int) -> None:
+        self.runs += 1
+        self.alarms += bool(regressed)
+        self.caught += DRIFT_KEY in regressed
+        self.inconclusive += inconclusive
+        self.answers += answers
+        self.prompts += prompts
+
 
 def chain(
     pool_size: int, drifts: tuple[float, ...], seed: int, *, deterministic: bool = False,
@@ -257,12 +265,7 @@ def chain(
         if step < pool_size:
             continue  # the pool is still filling
         for tally, outcome in zip(tallies, outcomes, strict=True):
-            tally.runs += 1
-            tally.alarms += bool(outcome.regressed)
-            tally.caught += DRIFT_KEY in outcome.regressed
-            tally.inconclusive += outcome.inconclusive
-            tally.answers += outcome.answers
-            tally.prompts += len(behaviour)
+            tally.add(outcome.regressed, outcome.inconclusive, outcome.answers, len(behaviour))
     return tallies
 
 
@@ -340,12 +343,7 @@ def runner_chain(
             for tally, run in zip(tallies, runs, strict=True):
                 report = compare(snapshot, run)
                 flagged = {c.prompt_id for c in report.regressions}
-                tally.runs += 1
-                tally.alarms += bool(flagged)
-                tally.caught += DRIFT_KEY in flagged
-                tally.inconclusive += len(report.inconclusive)
-                tally.answers += len(run.llm_responses)
-                tally.prompts += len(behaviour)
+                tally.add(flagged, len(report.inconclusive), len(run.llm_responses), len(behaviour))
         snapshot = promote(runs[0], snapshot, pool_size)
     return tallies
 
