@@ -217,12 +217,7 @@ async def run_suite(
             )  # fmt: skip
             responses, results, record = answers.responses, answers.results, answers.record
         else:
-            jobs = plan(suite.prompts, options.sample_count)
-            progress = RunProgress(len(jobs), stream=progress_stream, enabled=options.show_progress)
-            try:
-                responses = await session.answer(jobs, progress)
-            finally:
-                progress.finish()
+            responses = await _answer_fixed(session, suite, options, progress_stream)
             results = score_responses(suite, responses)
     finally:
         await session.aclose()
@@ -240,6 +235,18 @@ async def run_suite(
         finished_at=finished_at,
         provenance=provenance(suite, options, record, responses),
     )
+
+
+async def _answer_fixed(
+    session: RunSession, suite: CanarySuite, options: RunOptions, stream: TextIO | None
+) -> list[LLMResponse]:
+    """``samples: N``: every prompt N times, one progress bar."""
+    jobs = plan(suite.prompts, options.sample_count)
+    progress = RunProgress(len(jobs), stream=stream, enabled=options.show_progress)
+    try:
+        return await session.answer(jobs, progress)
+    finally:
+        progress.finish()
 
 
 def provenance(
