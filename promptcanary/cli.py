@@ -157,6 +157,9 @@ def _per_model(path: str, model: str, several: bool) -> Path:
 
 def _run_options(args: argparse.Namespace, target: Path | None) -> RunOptions:
     """The flags that shape a run; unset ones leave the suite's ``defaults:`` in force."""
+    low, high = args.min_samples, args.max_samples
+    if low is not None and high is not None and low > high:
+        raise CliError(f"--min-samples {low} is above --max-samples {high}")
     return RunOptions(
         temperature=args.temperature,
         max_tokens=args.max_tokens,
