@@ -41,12 +41,11 @@ class Sequencer:
         self.stages = 0
 
     def first_targets(self, prompt_ids: Sequence[str]) -> dict[str, int]:
-        """Answers per prompt in the first stage: one where the pool had a single text."""
+        """Answers per prompt in the first stage: one where the pool had a single text, and one
+        where there is no pool (nothing to decide: the pool fills from this run on)."""
         self.stages = 1
         return {
-            pid: 1
-            if (p := self.pooled.get(pid)) is not None and p.text
-            else self.policy.min_samples
+            pid: 1 if (p := self.pooled.get(pid)) is None or p.text else self.policy.min_samples
             for pid in prompt_ids
         }
 
@@ -81,12 +80,15 @@ class Sequencer:
     ) -> Look:
         pooled = self.pooled[pid]
         assert pooled is not None  # keys are built from pooled prompts only
-        single = pooled.text
+        single, today = pooled.text, texts.get(pid, set())
+        current = counts[pid].get(key, Counts(0, 0))
         return Look(
             counts_of(pooled.results[key]),
-            counts[pid].get(key, Counts(0, 0)),
-            identical=single is not None and texts.get(pid) == {single},
-        )
+            current,
+            identical=single is not None and today == {single},
+            changed=single is not None and len(today) == 1 and single not in today
+            and current.n >= 2,
+        )  # fmt: skip
 
     def finish(self) -> dict[Key, Decision]:
         """The final decision of every comparison (e-BH over the suite)."""
@@ -169,6 +171,14 @@ def comparison_fields(decision: Decision, confidence: float = 0.95) -> dict[str,
         and rate_c > rate_b
     )  # fmt: skip
     evidence = decision.e_better if improving else decision.e_worse
+    if decision.deterministic:
+        evidence_fields: dict[str, object] = {"e_value": None, "p_value": None, "p_adjusted": None}
+    else:
+        evidence_fields = {
+            "e_value": evidence,
+            "p_value": min(1.0, 1.0 / evidence) if evidence > 0 else 1.0,
+            "p_adjusted": decision.p_adjusted,
+        }
     return {
         "verdict": VERDICT_NAMES[decision.verdict],
         "regression": decision.verdict is Verdict.REGRESSED,
@@ -182,9 +192,7 @@ def comparison_fields(decision: Decision, confidence: float = 0.95) -> dict[str,
             if b.n and c.n
             else None
         ),
-        "e_value": evidence,
-        "p_value": min(1.0, 1.0 / evidence) if evidence > 0 else 1.0,
-        "p_adjusted": decision.p_adjusted,
+        **evidence_fields,
     }
 
 

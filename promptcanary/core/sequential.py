@@ -15,7 +15,9 @@ in short:
   baseline" and "``margin`` lower"). Stopping for futility can only remove rejections, so it costs
   detection power, never false alarms.
 * **Deterministic prompts**: when every baseline answer was the same text and today's answers are
-  that text again, the prompt is settled after one answer without any test (nothing varied).
+  that text again, the prompt is settled after one answer without any test (nothing varied). When
+  today's answers (two or more) are all one *other* text, the model is deterministic and changed:
+  its pass flags decide (a pass that became a failure is a regression), again without a test.
 """
 
 from __future__ import annotations
@@ -228,6 +230,8 @@ class Look:
     current: Counts
     identical: bool = False
     """Every baseline answer of the prompt had one text, and every answer today had that text."""
+    changed: bool = False
+    """Every baseline answer had one text, and today's answers (two or more) all had another."""
 
 
 @dataclass(frozen=True)
@@ -241,6 +245,8 @@ class Decision:
     e_better: float
     p_adjusted: float | None = None
     """After :func:`finish`: the e-BH adjusted level in the direction of the verdict."""
+    deterministic: bool = False
+    """Decided by the identical-answer rules (same text: same; another text: its pass flags)."""
 
     @property
     def decided(self) -> bool:
@@ -249,11 +255,26 @@ class Decision:
 
 def _judge(look: Look, bar: float, policy: Policy) -> Decision:
     worse, better = e_worse(look.baseline, look.current), e_better(look.baseline, look.current)
+    if look.changed:
+        # A deterministic model that now answers another text: nothing varies, so its pass
+        # flags are the verdict (no statistics to do).
+        rate_b = look.baseline.passes / look.baseline.n if look.baseline.n else 0.0
+        rate_c = look.current.passes / look.current.n if look.current.n else 0.0
+        verdict = (
+            Verdict.REGRESSED if rate_c < rate_b
+            else Verdict.IMPROVED if rate_c > rate_b
+            else Verdict.SAME
+        )  # fmt: skip
+        return Decision(verdict, look.baseline, look.current, worse, better, deterministic=True)
+    if look.identical:
+        return Decision(
+            Verdict.SAME, look.baseline, look.current, worse, better, deterministic=True
+        )
     if worse >= bar:
         verdict = Verdict.REGRESSED
     elif better >= bar:
         verdict = Verdict.IMPROVED
-    elif look.identical or futile(look.baseline, look.current, policy):
+    elif futile(look.baseline, look.current, policy):
         verdict = Verdict.SAME
     else:
         verdict = Verdict.UNDECIDED
@@ -290,6 +311,9 @@ def finish(decisions: Sequence[Decision], policy: Policy) -> list[Decision]:
     better = e_bh_adjusted([d.e_better for d in decisions])
     out: list[Decision] = []
     for d, level_w, level_b in zip(decisions, worse, better, strict=True):
+        if d.deterministic:
+            out.append(d)  # decided without statistics: no level to report
+            continue
         if level_w <= policy.alpha:
             verdict, level = Verdict.REGRESSED, level_w
         elif level_b <= policy.alpha:

@@ -42,7 +42,7 @@ def test_first_stage_asks_one_answer_where_the_pool_had_one_text() -> None:
     seq = Sequencer(
         {"det": _pooled(20, 20, _digest("A")), "var": _pooled(20, 20), "new": None}, POLICY
     )
-    assert seq.first_targets(["det", "var", "new"]) == {"det": 1, "var": 3, "new": 3}
+    assert seq.first_targets(["det", "var", "new"]) == {"det": 1, "var": 3, "new": 1}
 
 
 def test_identical_answer_settles_the_prompt() -> None:
@@ -56,6 +56,27 @@ def test_a_different_first_answer_tops_up_to_the_minimum() -> None:
     seq = Sequencer({"det": _pooled(20, 20, _digest("A"))}, POLICY)
     seq.first_targets(["det"])
     assert seq.look(*_answers("det", [True], text="B")) == {"det": 3}
+
+
+def test_another_repeated_text_is_decided_by_its_pass_flags() -> None:
+    # The pool always said "A" (a pass); today "B" twice, failing: a deterministic change.
+    seq = Sequencer({"det": _pooled(20, 20, _digest("A"))}, POLICY)
+    seq.first_targets(["det"])
+    assert seq.look(*_answers("det", [False], text="B")) == {"det": 3}
+    assert seq.look(*_answers("det", [False] * 3, text="B")) == {}
+    decision = seq.finish()[("det", "p")]
+    assert decision.verdict is Verdict.REGRESSED and decision.deterministic
+    assert decision.p_adjusted is None  # no statistics were done
+
+
+def test_another_varying_text_is_judged_by_the_statistics() -> None:
+    seq = Sequencer({"det": _pooled(20, 20, _digest("A"))}, POLICY)
+    seq.first_targets(["det"])
+    seq.look(*_answers("det", [True], text="B"))
+    targets = seq.look(*_answers("det", [True, True, True]))  # three different texts
+    decision = seq.decisions[0]
+    assert decision is not None and not decision.deterministic
+    assert targets == {"det": 4}  # 3 passes do not yet rule out a drop of 0.5
 
 
 def test_stages_until_a_regression_is_decided() -> None:
