@@ -305,7 +305,7 @@ def test_run_auto_against_a_baseline_costs_one_answer_for_a_repeating_model(
     workdir: Path,
 ) -> None:
     # A replay repeats its one answer: a deterministic model. Without a baseline, auto asks
-    # every prompt min-samples times; against that baseline, one answer each settles it.
+    # every prompt once; against that baseline, one identical answer each settles it.
     first = cli(
         "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--samples", "auto",
         "--output-json", "first.json", "--save-baseline", "--baseline-dir", "bl", "--no-progress",
@@ -313,7 +313,7 @@ def test_run_auto_against_a_baseline_costs_one_answer_for_a_repeating_model(
     )  # fmt: skip
     assert first.returncode == 0, first.stderr
     first_run = CanaryRunResult.model_validate_json((workdir / "first.json").read_text())
-    assert len(first_run.llm_responses) == 3 * len(GOOD)
+    assert len(first_run.llm_responses) == len(GOOD)
     [saved] = (workdir / "bl").glob("*.json")
     again = cli(
         "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--baseline", str(saved),
@@ -323,6 +323,13 @@ def test_run_auto_against_a_baseline_costs_one_answer_for_a_repeating_model(
     again_run = CanaryRunResult.model_validate_json((workdir / "again.json").read_text())
     assert len(again_run.llm_responses) == len(GOOD)
     assert " 0 regressions" in again.stdout
+    # The drifted replay repeats other texts: the changed prompts are regressions at 3 answers.
+    drifted = cli(
+        "run", "--config", "canary.yaml", "--replay", "drifted.jsonl", "--baseline", str(saved),
+        "--output-json", "drifted.json", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert drifted.returncode == 1, drifted.stdout + drifted.stderr
+    assert "extract-user / json_validity" in drifted.stdout.split("Regressions (", 1)[1]
 
 
 @pytest.mark.parametrize(
