@@ -15,12 +15,9 @@ import pytest
 from promptcanary.core.config import suite_from_text
 from promptcanary.core.models import (
     BaselineSnapshot,
-    CanaryPrompt,
-    LLMResponse,
-    ProviderConfig,
 )
 from promptcanary.core.suite import ModelSpec
-from promptcanary.providers.base import BaseLLMProvider, ProviderError
+from promptcanary.providers.base import ProviderError
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
 from promptcanary_action.baselines.base import BaselineStoreError
@@ -35,6 +32,7 @@ from promptcanary_action.pipeline import (
 )
 from promptcanary_action.render import comment_marker, render_comment, render_summary
 from promptcanary_action.settings import Settings
+from tests.fakes.provider_fake import FakeProvider, FakeProviderFactory
 from tests.unit.action.outcomes import run_result
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
@@ -60,33 +58,12 @@ prompts:
 # ── fakes ───────────────────────────────────────────────────────────────────
 
 
-class FakeProvider(BaseLLMProvider):
-    """Answers from a dict keyed by prompt id; an answer that is an exception is raised."""
-
-    def __init__(self, model: str, answers: dict[str, str | Exception]) -> None:
-        super().__init__(ProviderConfig(model_id=model))
-        self.answers = answers
-
-    def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:
-        answer = self.answers[prompt.id]
-        if isinstance(answer, Exception):
-            raise answer
-        return LLMResponse(
-            prompt_id=prompt.id, provider_model_id=self.config.model_id, content=answer
-        )
-
-
 GOOD: dict[str, str | Exception] = {"p1": "ok", "p2": '{"ok": true}'}
 
 
-class Factory:
+class Factory(FakeProviderFactory):
     def __init__(self, answers: dict[str, str | Exception] | None = None) -> None:
-        self.answers = answers or GOOD
-        self.calls: list[tuple[str, dict[str, Any], Path]] = []
-
-    def __call__(self, model: str, params: dict[str, Any], base: Path) -> BaseLLMProvider:
-        self.calls.append((model, params, base))
-        return FakeProvider(model, self.answers)
+        super().__init__(answers or GOOD)
 
 
 class DictBackend:
