@@ -47,9 +47,7 @@ prompts:
 """
 GOOD: Answers = {"refund": "Within 30 days.", "policy": "See the 30 days policy."}
 DRIFTED: Answers = {"refund": "It depends.", "policy": "See the 30 days policy."}
-DOWN: Answers = {
-    prompt: ProviderError("upstream unavailable", status_code=503) for prompt in GOOD
-}
+DOWN: Answers = {prompt: ProviderError("upstream unavailable", status_code=503) for prompt in GOOD}
 
 
 @dataclass
@@ -70,7 +68,11 @@ class Step:
 
 
 def push_event(workspace: Path) -> dict[str, str]:
-    payload = {"ref": "refs/heads/main", "after": PUSH_SHA, "repository": {"default_branch": "main"}}
+    payload = {
+        "ref": "refs/heads/main",
+        "after": PUSH_SHA,
+        "repository": {"default_branch": "main"},
+    }
     return _event(workspace, "push", payload, ref="refs/heads/main", sha=PUSH_SHA)
 
 
@@ -106,9 +108,7 @@ def _event(
     }
 
 
-def run_step(
-    env: dict[str, str], answers: Answers, github: FakeGitHubPort | None = None
-) -> Step:
+def run_step(env: dict[str, str], answers: Answers, github: FakeGitHubPort | None = None) -> Step:
     port = github or FakeGitHubPort(head=HEAD_SHA)
     out = io.StringIO()
     workflow = Workflow(out)
@@ -233,3 +233,24 @@ def test_a_configuration_error_exits_2_naming_the_input_and_posts_nothing(
         assert error.properties["title"] == "PromptCanary: configuration error"
         assert named in error.message
         assert step.github.calls == []
+
+
+def test_post_comment_mode_posts_the_fork_runs_report_and_runs_nothing(tmp_path: Path) -> None:
+    workspace = workspace_with_suite(tmp_path)
+    fork = FakeGitHubPort(
+        fail={"upsert_comment": GitHubPermissionError("comment", "pull-requests: write")}
+    )
+    assert run_step(pull_request_event(workspace, head_repo=FORK), GOOD, fork).code == 0
+    payload = {"workflow_run": {"head_sha": HEAD_SHA, "event": "pull_request", "id": 9}}
+    env = {
+        **_event(workspace, "workflow_run", payload, ref="refs/heads/main", sha=BASE_SHA),
+        "INPUT_MODE": "post-comment",
+    }
+
+    # No provider answer is scripted: post-comment mode must not run a suite.
+    step = run_step(env, {}, FakeGitHubPort(head=HEAD_SHA))
+
+    assert step.code == 0
+    (comment,) = step.github.comments
+    assert comment.pr_number == PR and comment.body.endswith(MARKER)
+    assert [name for name, _ in step.github.calls] == ["pull_head_sha", "upsert_comment"]
