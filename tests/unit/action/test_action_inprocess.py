@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,7 +91,7 @@ def pull_request_event(workspace: Path, *, head_repo: str = REPO) -> dict[str, s
 
 
 def _event(
-    workspace: Path, name: str, payload: dict[str, object], *, ref: str, sha: str
+    workspace: Path, name: str, payload: Mapping[str, object], *, ref: str, sha: str
 ) -> dict[str, str]:
     path = workspace.parent / f"{name}-event.json"
     path.write_text(json.dumps(payload), encoding="utf-8")
