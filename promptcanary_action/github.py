@@ -22,6 +22,7 @@ import github
 import requests
 from github import Auth, GithubException
 
+from promptcanary.core.http_headers import parse_retry_after
 from promptcanary_action.github_errors import (
     GitHubError,
     GitHubNotFoundError,
@@ -334,7 +335,9 @@ class GitHubClient:
 
     def _retry_delay(self, failure: _Failure, attempt: int) -> float | None:
         """Seconds to wait before retrying, None when retrying cannot help."""
-        retry_after = _seconds(failure.header("retry-after"))
+        retry_after = parse_retry_after(
+            failure.header("retry-after"), clock=lambda: self._clock().timestamp()
+        )
         if failure.is_primary_rate_limit:
             return None  # resets within the hour; waiting that long in CI helps nobody
         if failure.is_secondary_rate_limit:
@@ -349,7 +352,7 @@ class GitHubClient:
         said = self._redact(failure.message)
         status = failure.status
         if failure.is_primary_rate_limit:
-            reset = _seconds(failure.header("x-ratelimit-reset"))
+            reset = _epoch_seconds(failure.header("x-ratelimit-reset"))
             when = (
                 datetime.fromtimestamp(reset, UTC).strftime(" until %H:%M UTC")
                 if reset is not None
@@ -481,7 +484,8 @@ def _artifact_info(artifact: Any) -> ArtifactInfo:
     )
 
 
-def _seconds(value: str | None) -> float | None:
+def _epoch_seconds(value: str | None) -> float | None:
+    """``X-RateLimit-Reset``: the Unix time the limit resets; None if absent or unreadable."""
     try:
         return float(value) if value is not None else None
     except ValueError:
