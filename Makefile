@@ -58,8 +58,12 @@ ruff: $(STAMP)
 mypy: $(STAMP)
 	$(BIN)/mypy $(TYPED_PACKAGES)
 
+# The e2e and reliability layers spawn entrypoint.py per test; workers (pytest-xdist, one per
+# core) run them side by side. `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= auto
+
 pytest: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # Runs all three checks even when one fails, so one run shows every problem; then fails if any
 # did.
