@@ -90,6 +90,10 @@ class PairOutcome(BaseModel):
         return len(self.drift.improvements) if self.drift else 0
 
     @property
+    def inconclusive_count(self) -> int:
+        return len(self.drift.inconclusive) if self.drift else 0
+
+    @property
     def error_count(self) -> int:
         return self.run.error_count
 
@@ -149,6 +153,10 @@ class StepOutcome(BaseModel):
     @property
     def improvement_count(self) -> int:
         return sum(p.improvement_count for p in self.pairs)
+
+    @property
+    def inconclusive_count(self) -> int:
+        return sum(p.inconclusive_count for p in self.pairs)
 
     @property
     def error_count(self) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
 from promptcanary.core.models import BaselineSnapshot
+from promptcanary.core.pool import promote
 from promptcanary.core.runner import run_suite
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
 from promptcanary.providers.base import BaseLLMProvider
@@ -89,7 +90,10 @@ def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
         seed=settings.seed,
-        samples=settings.samples,
+        samples=settings.samples,  # type: ignore[arg-type]  # clean_samples: "auto" or an int
+        min_samples=settings.min_samples,
+        max_samples=settings.max_samples,
+        baseline_pool=settings.baseline_pool,
         concurrency=settings.concurrency,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
@@ -115,7 +119,12 @@ def _load_baseline(backend: Backend, suite: str, model: str, activity: Activity)
 
 
 def _promote(
-    evaluation: Evaluation, loaded: _FoundBaseline, activity: Activity, backend: Backend, sha: str
+    evaluation: Evaluation,
+    loaded: _FoundBaseline,
+    activity: Activity,
+    backend: Backend,
+    sha: str,
+    pool_size: int,
 ) -> tuple[BaselineStatus, str | None, str | None]:
     """Save the run as the baseline when the evaluation allows it: (status, location, note)."""
     status = BaselineStatus.FOUND if loaded.baseline is not None else BaselineStatus.MISSING
@@ -125,7 +134,7 @@ def _promote(
     drift = evaluation.drift
     try:
         location = backend.save(
-            BaselineSnapshot.of_run(evaluation.run),
+            promote(evaluation.run, evaluation.baseline, pool_size),
             sha=sha,
             ref=activity.baseline_ref,
             regressions=len(drift.regressions) if drift else 0,
@@ -156,9 +165,13 @@ async def run_pair(
     # openai/gpt-4o-mini compares with (and may become) that model's baseline.
     model_id = provider.config.model_id
     found = _load_baseline(backend, suite.name, model_id, activity)
-    run = await run_suite(suite, provider, run_options(settings, sha=sha, ref=ref))
+    options = run_options(settings, sha=sha, ref=ref)
+    # samples: auto decides against the baseline (and its pool) while it samples.
+    run = await run_suite(suite, provider, options, baseline=found.baseline)
     evaluation = evaluate(found.baseline, run, suite, policy_for(settings, activity), now=now())
-    status, location, save_note = _promote(evaluation, found, activity, backend, sha)
+    status, location, save_note = _promote(
+        evaluation, found, activity, backend, sha, settings.baseline_pool
+    )
     notes = [*evaluation.notes, *([save_note] if save_note else [])]
     baseline = evaluation.baseline
     return PairOutcome(

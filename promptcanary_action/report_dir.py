@@ -151,6 +151,7 @@ def set_outputs(
         "pass-rate": _fmt(_mean([p.run.pass_rate for p in pairs])),
         "regressions": str(outcome.regression_count),
         "improvements": str(outcome.improvement_count),
+        "inconclusive": str(outcome.inconclusive_count),
         "errors": str(outcome.error_count),
         "severity": outcome.severity.value,
         "drift-detected": "true" if outcome.drift_detected else "false",

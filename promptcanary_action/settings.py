@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from promptcanary.core.gate import FAIL_ON
+from promptcanary.core.pool import DEFAULT_POOL, MAX_POOL
+from promptcanary.core.sequential import MAX_SAMPLES_CAP
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
@@ -112,6 +114,19 @@ def clean_int(
         raise _fail(name, value, rule) from None
     if (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
         raise _fail(name, value, rule)
+    return number
+
+
+def clean_samples(name: str, value: str) -> int | str:
+    """``auto`` (any case) or a whole number of at least 1."""
+    if value.lower() == "auto":
+        return "auto"
+    try:
+        number = int(value)
+    except ValueError:
+        raise _fail(name, value, "must be auto or an integer ≥ 1") from None
+    if number < 1:
+        raise _fail(name, value, "must be auto or an integer ≥ 1")
     return number
 
 
@@ -264,6 +279,9 @@ _OPEN_UNIT = partial(
 )
 
 
+_SAMPLE_COUNT = partial(clean_int, minimum=1, maximum=MAX_SAMPLES_CAP)
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every input of ``action.yml``, typed and validated, plus the runner's environment."""
@@ -302,10 +320,14 @@ class Settings:
     improvement_threshold: float = field(
         default=0.05, metadata=_input("improvement-threshold", _UNIT)
     )
-    samples: int | None = field(
-        default=None, metadata=_input("samples", partial(clean_int, minimum=1))
+    samples: int | str | None = field(default=None, metadata=_input("samples", clean_samples))
+    """``None``: the suite's ``defaults: samples``, else ``auto``; a number overrides the suite."""
+    min_samples: int | None = field(default=None, metadata=_input("min-samples", _SAMPLE_COUNT))
+    max_samples: int | None = field(default=None, metadata=_input("max-samples", _SAMPLE_COUNT))
+    baseline_pool: int = field(
+        default=DEFAULT_POOL,
+        metadata=_input("baseline-pool", partial(clean_int, minimum=1, maximum=MAX_POOL)),
     )
-    """``None``: the suite's ``defaults: samples``, else 1; an explicit 1 overrides the suite."""
     alpha: float = field(
         default=0.05,
         metadata=_input("alpha", _OPEN_UNIT),
@@ -361,6 +383,12 @@ class Settings:
             raw = _read_input(env, name)
             if raw:
                 values[spec.name] = spec.metadata[_CLEAN](name, raw)
+        low, high = values.get("min_samples"), values.get("max_samples")
+        if low is not None and high is not None and low > high:
+            raise InputError(
+                f"input 'min-samples': {low} is above input 'max-samples' ({high}); "
+                "samples: auto needs min-samples ≤ max-samples"
+            )
         return cls(github=GitHubEnv.from_environ(env), **values)
 
     @classmethod

@@ -254,6 +254,87 @@ class TokenUsage(BaseModel):
     total_tokens: int = 0
 
 
+class AdaptiveSampling(BaseModel):
+    """How a ``samples: auto`` run sampled: the procedure's knobs and what it spent.
+
+    The knobs are kept so that a comparison can replay the run's decisions from its answers.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    min_samples: int
+    max_samples: int
+    alpha: float = 0.05
+    margin: float = 0.5
+    futility_level: float = 1 / 16
+    pool_runs: int = 0
+    """Promoted runs in the baseline pool the run decided against (0: no baseline)."""
+    stages: int = 1
+    prompts: int = 0
+    """Prompts asked; ``prompts * max_samples`` requests is what fixed sampling would cost."""
+    requests: int = 0
+    """Requests actually sent (errored ones included)."""
+    tokens: int = 0
+    """Tokens the provider reported for them."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fixed_requests(self) -> int:
+        """What fixed ``samples: max_samples`` would have sent."""
+        return self.prompts * self.max_samples
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fixed_tokens(self) -> int:
+        """Tokens fixed ``samples: max_samples`` would have used, at this run's tokens a request."""
+        return round(self.tokens * self.fixed_requests / self.requests) if self.requests else 0
+
+
+class ScoreSummary(BaseModel):
+    """Pass count and score moments of one (prompt, probe) in one run (errored answers left out)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int = 0
+    passes: int = 0
+    score_sum: float = 0.0
+    score_sq_sum: float = 0.0
+
+    def __add__(self, other: ScoreSummary) -> ScoreSummary:
+        return ScoreSummary(
+            n=self.n + other.n,
+            passes=self.passes + other.passes,
+            score_sum=self.score_sum + other.score_sum,
+            score_sq_sum=self.score_sq_sum + other.score_sq_sum,
+        )
+
+    @property
+    def mean(self) -> float | None:
+        return self.score_sum / self.n if self.n else None
+
+    @property
+    def sd(self) -> float | None:
+        """Sample standard deviation of the scores (``None`` below two answers)."""
+        if self.n < 2:
+            return None
+        mean = self.score_sum / self.n
+        return max(0.0, (self.score_sq_sum - self.n * mean * mean) / (self.n - 1)) ** 0.5
+
+
+class PoolEntry(BaseModel):
+    """One promoted run, compactly: what a pooled baseline needs of it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    created_at: datetime
+    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    texts: dict[str, str] = Field(default_factory=dict)
+    """prompt id → digest of its answer, for prompts whose every answer was that one text."""
+    results: dict[str, dict[str, ScoreSummary]] = Field(default_factory=dict)
+    """prompt id → probe key → summary."""
+
+
 class Provenance(BaseModel):
     """Where a run came from: enough to tell whether two runs are comparable."""
 
@@ -265,6 +346,8 @@ class Provenance(BaseModel):
     git_ref: str | None = None
     prompt_hashes: dict[str, str] = Field(default_factory=dict)
     """prompt id → hash of what was sent (text, system prompt, tools, response format)."""
+    adaptive: AdaptiveSampling | None = None
+    """Set for a ``samples: auto`` run; ``samples`` is then the most answers any prompt got."""
 
 
 def _mean(values: list[float], empty: float = 1.0) -> float:
@@ -370,6 +453,8 @@ class BaselineSnapshot(BaseModel):
     suite_name: str
     provider: ProviderConfig
     run_result: CanaryRunResult
+    pool: list[PoolEntry] = Field(default_factory=list)
+    """The last promoted runs, newest (this one) first; empty in older documents (pool of one)."""
     created_at: datetime = Field(default_factory=_utcnow)
     note: str = ""
 
@@ -422,6 +507,14 @@ class ProbeComparison(BaseModel):
     p_value: float | None = None
     p_adjusted: float | None = None
     flaky: bool = False
+    verdict: str | None = None
+    """``samples: auto`` only: same, regressed, improved or inconclusive."""
+    e_value: float | None = None
+    """``samples: auto`` only: the evidence for the verdict's direction (``p_value`` is 1/e)."""
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.verdict == "inconclusive"
 
     @model_validator(mode="after")
     def _default_key(self) -> ProbeComparison:
@@ -485,6 +578,10 @@ class DriftReport(BaseModel):
     statistical: bool = False
     """True when the verdicts come from repeated-sample significance tests."""
     alpha: float | None = None
+    adaptive: AdaptiveSampling | None = None
+    """Set when the verdicts come from ``samples: auto`` (the run's procedure and its spend)."""
+    baseline_pool_runs: int = 1
+    """Promoted runs pooled as the baseline (``samples: auto``)."""
     created_at: datetime = Field(
         default_factory=_utcnow, validation_alias=AliasChoices("created_at", "generated_at")
     )
@@ -504,6 +601,12 @@ class DriftReport(BaseModel):
     @property
     def flaky(self) -> list[ProbeComparison]:
         return [c for c in self.comparisons if c.flaky]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def inconclusive(self) -> list[ProbeComparison]:
+        """``samples: auto``: comparisons that neither a regression nor "same" settled."""
+        return [c for c in self.comparisons if c.inconclusive]
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,12 +21,15 @@ from typing import TYPE_CHECKING
 
 import promptcanary
 from promptcanary.core.models import (
+    AdaptiveSampling,
+    BaselineSnapshot,
     CanaryPrompt,
     CanaryRunResult,
     LLMResponse,
     Provenance,
     ProviderConfig,
 )
+from promptcanary.core.pool import entries_of
 from promptcanary.core.progress import RunProgress
 from promptcanary.core.redact import redact_params
 from promptcanary.core.scoring import score_responses
@@ -37,6 +41,8 @@ if TYPE_CHECKING:
     from promptcanary.core.suite import CanarySuite, RunOptions
 
 Sleep = Callable[[float], Awaitable[object]]
+Baseline = BaselineSnapshot | Sequence[BaselineSnapshot]
+"""What an adaptive run decides against: a snapshot (with its stored pool) or a list of them."""
 
 BACKOFF_BASE = 0.5
 """Seconds before the first retry (upper bound of the jittered delay)."""
@@ -151,12 +157,16 @@ class RunSession:
 
 
 def run_suite_blocking(
-    suite: CanarySuite, provider: BaseLLMProvider, options: RunOptions
+    suite: CanarySuite,
+    provider: BaseLLMProvider,
+    options: RunOptions,
+    *,
+    baseline: Baseline | None = None,
 ) -> CanaryRunResult:
     """:func:`run_suite` for synchronous callers, inside or outside a running event loop."""
 
     def run_in_new_loop() -> CanaryRunResult:
-        return asyncio.run(run_suite(suite, provider, options))
+        return asyncio.run(run_suite(suite, provider, options, baseline=baseline))
 
     try:
         asyncio.get_running_loop()
@@ -173,6 +183,7 @@ async def run_suite(
     provider: BaseLLMProvider,
     options: RunOptions,
     *,
+    baseline: Baseline | None = None,
     sleep: Sleep = asyncio.sleep,
     rng: random.Random | None = None,
     progress_stream: TextIO | None = None,
@@ -180,6 +191,9 @@ async def run_suite(
     """Run every prompt of ``suite`` against ``provider``, score the answers, return the run.
 
     ``options`` override the suite's ``defaults:``, which override the provider's configuration.
+    With ``samples: auto`` the answers come in stages decided against ``baseline`` (a snapshot,
+    whose stored pool counts, or a list of snapshots, newest first); without a baseline every
+    prompt gets ``min_samples`` answers.
 
     Raises:
         MissingCredentialsError: from ``provider.check_environment()``, before any request.
@@ -189,13 +203,23 @@ async def run_suite(
     run_provider = provider.with_config(config) if config != provider.config else provider
     run_provider.check_environment()
     session = RunSession(suite, run_provider, options, sleep=sleep, rng=rng)
-    jobs = plan(suite.prompts, options.sample_count)
-    progress = RunProgress(len(jobs), stream=progress_stream, enabled=options.show_progress)
     started_at = datetime.now(UTC)
+    record: AdaptiveSampling | None = None
     try:
-        responses = await session.answer(jobs, progress)
+        if options.adaptive:
+            # Imported here: the stage loop builds this module's Jobs.
+            from promptcanary.core.adaptive_run import answer_adaptive
+
+            entries = entries_of(baseline, options.baseline_pool) if baseline is not None else []
+            answers = await answer_adaptive(
+                session, suite, options.policy(), entries,
+                stream=progress_stream, show_progress=options.show_progress,
+            )  # fmt: skip
+            responses, results, record = answers.responses, answers.results, answers.record
+        else:
+            responses = await _answer_fixed(session, suite, options, progress_stream)
+            results = score_responses(suite, responses)
     finally:
-        progress.finish()
         await session.aclose()
     finished_at = datetime.now(UTC)
     if options.record is not None:
@@ -205,21 +229,47 @@ async def run_suite(
     return CanaryRunResult(
         suite_name=suite.name,
         provider=config.model_copy(update={"extra_params": redact_params(config.extra_params)}),
-        probe_results=score_responses(suite, responses),
+        probe_results=results,
         llm_responses=responses,
         started_at=started_at,
         finished_at=finished_at,
-        provenance=provenance(suite, options),
+        provenance=provenance(suite, options, record, responses),
     )
 
 
-def provenance(suite: CanarySuite, options: RunOptions) -> Provenance:
-    """Where a run came from: the suite's hashes, the engine, the samples and the commit."""
+async def _answer_fixed(
+    session: RunSession, suite: CanarySuite, options: RunOptions, stream: TextIO | None
+) -> list[LLMResponse]:
+    """``samples: N``: every prompt N times, one progress bar."""
+    jobs = plan(suite.prompts, options.sample_count)
+    progress = RunProgress(len(jobs), stream=stream, enabled=options.show_progress)
+    try:
+        return await session.answer(jobs, progress)
+    finally:
+        progress.finish()
+
+
+def provenance(
+    suite: CanarySuite,
+    options: RunOptions,
+    adaptive: AdaptiveSampling | None = None,
+    responses: Sequence[LLMResponse] = (),
+) -> Provenance:
+    """Where a run came from: the suite's hashes, the engine, the samples and the commit.
+
+    For an adaptive run ``samples`` is the most answers any prompt got.
+    """
+    if adaptive is not None:
+        per_prompt = Counter(r.prompt_id for r in responses)
+        samples = max(per_prompt.values(), default=adaptive.min_samples)
+    else:
+        samples = options.sample_count
     return Provenance(
         suite_hash=suite.suite_hash,
         probe_config_hash=suite.probe_config_hash,
         engine_version=promptcanary.__version__,
-        samples=options.sample_count,
+        samples=samples,
+        adaptive=adaptive,
         git_sha=options.git_sha,
         git_ref=options.git_ref,
         prompt_hashes=suite.prompt_hashes,

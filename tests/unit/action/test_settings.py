@@ -14,15 +14,28 @@ from promptcanary_action.settings import GitHubEnv, InputError, Settings
 CHOICES = {
     ("baseline", "baseline"): ["branch", "artifact", "path", "none"],
     ("update-baseline", "update_baseline"): ["auto", "always", "never"],
-    ("fail-on", "fail_on"): ["regression", "failure", "never", "low", "medium", "high", "critical"],
+    ("fail-on", "fail_on"): [
+        "regression",
+        "inconclusive",
+        "failure",
+        "never",
+        "low",
+        "medium",
+        "high",
+        "critical",
+    ],
     ("comment", "comment"): ["update", "new", "off"],
     ("mode", "mode"): ["run", "post-comment"],
 }
 
 # (input, field, a valid value, its parsed value, an invalid value, the rule the message states)
 NUMBERS = [
-    ("samples", "samples", "1", 1, "0", "must be an integer ≥ 1"),
-    ("samples", "samples", "12", 12, "1.5", "must be an integer ≥ 1"),
+    ("samples", "samples", "1", 1, "0", "must be auto or an integer ≥ 1"),
+    ("samples", "samples", "12", 12, "1.5", "must be auto or an integer ≥ 1"),
+    ("samples", "samples", "Auto", "auto", "-3", "must be auto or an integer ≥ 1"),
+    ("min-samples", "min_samples", "1", 1, "0", "must be an integer ≥ 1 and ≤ 1000"),
+    ("max-samples", "max_samples", "1000", 1000, "10000", "must be an integer ≥ 1 and ≤ 1000"),
+    ("baseline-pool", "baseline_pool", "1", 1, "0", "must be an integer ≥ 1 and ≤ 100"),
     ("concurrency", "concurrency", "1", 1, "0", "must be an integer ≥ 1"),
     ("concurrency", "concurrency", "32", 32, "many", "must be an integer ≥ 1"),
     ("max-retries", "max_retries", "0", 0, "-1", "must be an integer ≥ 0"),
@@ -96,7 +109,16 @@ def test_the_documented_fail_on_message() -> None:
         Settings.from_environ({"INPUT_FAIL-ON": "sometimes"})
     assert str(caught.value) == (
         "input 'fail-on': 'sometimes' is not one of"
-        " regression, failure, never, low, medium, high, critical"
+        " regression, inconclusive, failure, never, low, medium, high, critical"
+    )
+
+
+def test_min_samples_above_max_samples_names_both_inputs() -> None:
+    with pytest.raises(InputError) as caught:
+        Settings.from_environ({"INPUT_MIN-SAMPLES": "30", "INPUT_MAX-SAMPLES": "20"})
+    assert str(caught.value) == (
+        "input 'min-samples': 30 is above input 'max-samples' (20); "
+        "samples: auto needs min-samples ≤ max-samples"
     )
 
 
@@ -126,7 +148,7 @@ def test_numbers_outside_bounds_name_the_input_and_the_range(
 def test_the_documented_samples_message() -> None:
     with pytest.raises(InputError) as caught:
         Settings.from_environ({"INPUT_SAMPLES": "0"})
-    assert str(caught.value) == "input 'samples': '0' must be an integer ≥ 1"
+    assert str(caught.value) == "input 'samples': '0' must be auto or an integer ≥ 1"
 
 
 @pytest.mark.parametrize(("name", "attr"), BOOLS)
