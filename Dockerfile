@@ -1,34 +1,78 @@
-# promptcanary-action: the container GitHub runs for `uses: org/promptcanary-action@v1`.
-# The Python minor version and the Debian release are pinned; Python dependencies come from the
-# hash-pinned requirements.lock (regenerate it with `make lock`).
-FROM python:3.12-slim-trixie
+# promptcanary-action: the container GitHub runs for the action.
+#
+# Released versions do not build this: their action.yml names the prebuilt multi-arch image the
+# release workflow pushed to GHCR (docker://ghcr.io/<owner>/promptcanary-action:<version>). On
+# `main`, action.yml says `image: Dockerfile`, so `uses: ./` runs the code under review.
+#
+# The base image is pinned by digest (the multi-arch index of the tag); bump it with
+# scripts/bump_base_image.py. Python dependencies come from the hash-pinned requirements.lock.
+# BASE_IMAGE is a build argument only so that `make container-test` can substitute a locally
+# built image of the same Debian release and Python minor where no registry is reachable.
+ARG BASE_IMAGE=python:3.13-slim-trixie@sha256:9d2e5553305c7c7b0097999bb17187c69b921ccd6bc9d40e4bb5ebe652c00285
+
+# ---------------------------------------------------------------------------------------------
+# deps: a virtual environment with the locked dependencies, compiled and pruned. Nothing of
+# this stage but /opt/venv reaches the final image (no pip, no caches, no build tools).
+FROM ${BASE_IMAGE} AS deps
+
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PYTHONDONTWRITEBYTECODE=1
+
+# binutils only for `strip` below; this stage is thrown away.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends binutils \
+    && rm -rf /var/lib/apt/lists/*
+
+COPY requirements.lock /tmp/requirements.lock
+
+# - --no-compile, then one compileall pass: byte code for every module, checked by hash, not by
+#   file time (build tools may rewrite file times for reproducible images, which would make
+#   timestamp-checked .pyc files stale and recompiled on every start);
+# - pip removes itself from the venv: the action never installs anything at run time;
+# - LiteLLM's proxy admin UI (static HTML/JS, ~20 MB) is served only by `litellm --proxy`,
+#   whose server (fastapi) is not installed: nothing the action runs can read it;
+# - debug symbols of the compiled extensions are never read at run time (`strip` ~24 MB).
+RUN python -m venv /opt/venv \
+    && /opt/venv/bin/pip install --no-compile --require-hashes --only-binary=:all: \
+        -r /tmp/requirements.lock \
+    && /opt/venv/bin/pip uninstall --yes --quiet pip \
+    && rm -rf /opt/venv/lib/python3*/site-packages/litellm/proxy/_experimental/out \
+    && find /opt/venv -name '*.so' -exec strip --strip-unneeded {} + \
+    && python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/venv/lib
+
+# ---------------------------------------------------------------------------------------------
+FROM ${BASE_IMAGE}
 
 # git is for the `branch` baseline store (fetch and push a data branch); ca-certificates lets it
 # reach https remotes (only a Recommends of git, so not pulled in by --no-install-recommends).
+# Documentation, man pages and translations are never read in the container: dpkg skips them.
 # The runner mounts the workspace owned by another uid: trust every directory, system-wide.
 # Debian package versions are not pinned: the archive drops old versions of a release, so a
-# pin would break rebuilds; the Debian release itself is pinned by the base image tag.
+# pin would break rebuilds; the Debian release itself is pinned by the base image digest.
 # hadolint ignore=DL3008
-RUN apt-get update \
+RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-exclude=/usr/share/man/*' \
+        'path-exclude=/usr/share/info/*' 'path-exclude=/usr/share/locale/*' \
+        'path-exclude=/usr/share/gitweb/*' > /etc/dpkg/dpkg.cfg.d/promptcanary-slim \
+    && apt-get update \
     && apt-get install -y --no-install-recommends git ca-certificates \
-    && rm -rf /var/lib/apt/lists/* \
+    && rm -rf /var/lib/apt/lists/* /var/cache/debconf/*-old /var/log/apt /var/log/dpkg.log \
     && git config --system --add safe.directory '*'
 
-ENV LITELLM_LOCAL_MODEL_COST_MAP=True \
+ENV PATH=/opt/venv/bin:$PATH \
+    LITELLM_LOCAL_MODEL_COST_MAP=True \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONPATH=/app
 
+COPY --from=deps /opt/venv /opt/venv
+
 WORKDIR /app
-
-# Dependencies first, on their own layer: a code change does not reinstall them.
-COPY requirements.lock /app/requirements.lock
-RUN pip install --no-cache-dir --require-hashes --only-binary=:all: -r /app/requirements.lock
-
 COPY promptcanary /app/promptcanary
 COPY promptcanary_action /app/promptcanary_action
 COPY entrypoint.py /app/entrypoint.py
+RUN python -m compileall -q --invalidation-mode unchecked-hash /app
 
 # The runner starts the container with --workdir /github/workspace; paths are resolved there.
-ENTRYPOINT ["python", "/app/entrypoint.py"]
+ENTRYPOINT ["/opt/venv/bin/python", "/app/entrypoint.py"]

@@ -12,7 +12,8 @@ Only that one line changes; inputs, outputs, comments and layout stay byte for b
 refuses an action.yml whose ``runs:`` is not the Docker build it expects, and checks that the
 result still parses to the same inputs and outputs.
 
-    python scripts/release_action_yml.py --image ghcr.io/octo-org/promptcanary-action --version 1.2.3
+    python scripts/release_action_yml.py --image ghcr.io/octo-org/promptcanary-action \\
+        --version 1.2.3
 """
 
 from __future__ import annotations

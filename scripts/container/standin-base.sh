@@ -30,7 +30,7 @@ ln -sf pip3 "$root/usr/bin/pip"
 # What the official image leaves out as well: apt lists, docs, man pages, caches.
 rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/usr/share/doc/* \
     "$root"/usr/share/man/* "$root"/usr/share/info/* "$root"/var/log/*.log
-"$root/usr/bin/python3" --version
+chroot "$root" python3 --version
 tar -C "$root" --numeric-owner -c . | "${podman[@]}" import \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'ENV LANG=C.UTF-8' \

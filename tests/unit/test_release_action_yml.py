@@ -16,7 +16,9 @@ SCRIPT = ROOT / "scripts" / "release_action_yml.py"
 IMAGE = "ghcr.io/octo-org/promptcanary-action"
 
 
-def release(tmp_path: Path, *args: str, text: str | None = None) -> subprocess.CompletedProcess[str]:
+def release(
+    tmp_path: Path, *args: str, text: str | None = None
+) -> subprocess.CompletedProcess[str]:
     target = tmp_path / "action.yml"
     original = (ROOT / "action.yml").read_text(encoding="utf-8")
     target.write_text(original if text is None else text, encoding="utf-8")
@@ -79,9 +81,9 @@ def test_bad_arguments_are_refused_and_leave_the_file(
 
     assert proc.returncode == 1
     assert message in proc.stderr
-    assert (tmp_path / "action.yml").read_text(encoding="utf-8") == (
-        ROOT / "action.yml"
-    ).read_text(encoding="utf-8")
+    assert (tmp_path / "action.yml").read_text(encoding="utf-8") == (ROOT / "action.yml").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_an_already_released_action_yml_is_refused(tmp_path: Path) -> None:
