@@ -31,14 +31,17 @@ COPY requirements.lock /tmp/requirements.lock
 #   file time (build tools may rewrite file times for reproducible images, which would make
 #   timestamp-checked .pyc files stale and recompiled on every start);
 # - pip removes itself from the venv: the action never installs anything at run time;
-# - LiteLLM's proxy admin UI (static HTML/JS, ~20 MB) is served only by `litellm --proxy`,
-#   whose server (fastapi) is not installed: nothing the action runs can read it;
+# - LiteLLM's proxy admin UI, Swagger UI and OpenAPI snapshot (static files, ~24 MB) are served
+#   only by `litellm --proxy`, whose server (fastapi) is not installed: nothing here reads them;
+# - hf-xet (9 MB) is huggingface_hub's optional Xet transfer backend; without it the hub client
+#   downloads over plain HTTPS (huggingface_hub checks is_xet_available() everywhere);
 # - debug symbols of the compiled extensions are never read at run time (`strip` ~24 MB).
 RUN python -m venv /opt/venv \
     && /opt/venv/bin/pip install --no-compile --require-hashes --only-binary=:all: \
         -r /tmp/requirements.lock \
-    && /opt/venv/bin/pip uninstall --yes --quiet pip \
-    && rm -rf /opt/venv/lib/python3*/site-packages/litellm/proxy/_experimental/out \
+    && /opt/venv/bin/pip uninstall --yes --quiet hf-xet pip \
+    && proxy="$(echo /opt/venv/lib/python3*/site-packages/litellm/proxy)" \
+    && rm -rf "$proxy/_experimental/out" "$proxy/swagger" "$proxy/_lazy_openapi_snapshot.json" \
     && find /opt/venv -name '*.so' -exec strip --strip-unneeded {} + \
     && python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/venv/lib
 
@@ -48,16 +51,31 @@ FROM ${BASE_IMAGE}
 # git is for the `branch` baseline store (fetch and push a data branch); ca-certificates lets it
 # reach https remotes (only a Recommends of git, so not pulled in by --no-install-recommends).
 # Documentation, man pages and translations are never read in the container: dpkg skips them.
+# git depends on perl (~50 MB) only for its Perl scripts; the one in git-core is git-instaweb,
+# and the action runs only builtins (fetch, push, read-tree, commit-tree, update-ref, ...), so
+# perl's packages are removed again (perl-base, which Debian itself needs, stays). apt would
+# call the image's dependencies broken: it is not meant to be extended with apt-get. For the
+# same reason git's separate server-side and mail programs go (daemon, http-backend, shell,
+# imap-send, WebDAV http-push, scalar: ~2.3 MB each); https fetch and push (git-remote-https)
+# and packfile-URI fetches (git-http-fetch) stay.
 # The runner mounts the workspace owned by another uid: trust every directory, system-wide.
 # Debian package versions are not pinned: the archive drops old versions of a release, so a
 # pin would break rebuilds; the Debian release itself is pinned by the base image digest.
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # hadolint ignore=DL3008
 RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-exclude=/usr/share/man/*' \
         'path-exclude=/usr/share/info/*' 'path-exclude=/usr/share/locale/*' \
         'path-exclude=/usr/share/gitweb/*' > /etc/dpkg/dpkg.cfg.d/promptcanary-slim \
     && apt-get update \
     && apt-get install -y --no-install-recommends git ca-certificates \
+    && dpkg-query -W -f '${Package}\n' perl liberror-perl 'perl-modules-*' 'libperl5*' \
+        | xargs dpkg --remove --force-depends \
+    && core=/usr/lib/git-core \
+    && rm -f "$core/git-instaweb" "$core/git-daemon" "$core/git-http-backend" "$core/git-shell" \
+        "$core/git-imap-send" "$core/git-http-push" "$core/scalar" \
+    && apt-get clean \
     && rm -rf /var/lib/apt/lists/* /var/cache/debconf/*-old /var/log/apt /var/log/dpkg.log \
+    && git --version \
     && git config --system --add safe.directory '*'
 
 ENV PATH=/opt/venv/bin:$PATH \

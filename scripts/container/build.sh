@@ -18,7 +18,7 @@ podman=(podman --runtime runc)
 
 started=$(date +%s.%N)
 # Host networking: the build reaches the Debian mirror and PyPI the way this machine does.
-"${podman[@]}" build --network host --layers "${base_args[@]}" --tag "$tag" --file Dockerfile .
+"${podman[@]}" build --format docker --network host --layers "${base_args[@]}" --tag "$tag" --file Dockerfile .
 ended=$(date +%s.%N)
 size=$("${podman[@]}" image inspect --format '{{.Size}}' "$tag")
 python3 -c 'import sys; t, a, b, s = sys.argv[1:]; print(f"build.sh: built {t} in {float(b) - float(a):.1f} s; {int(s) / 1e6:.0f} MB uncompressed")' \

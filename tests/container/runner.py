@@ -56,12 +56,22 @@ _COMMAND_FILES = (
 )
 
 
+# podman raises a container's open-files and process limits by default, which a machine without
+# CAP_SYS_RESOURCE (a CI job that is itself a container) refuses; lower limits always work.
+LIMITS = ("--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096")
+
+
 def podman() -> list[str]:
     """The podman command line prefix (rootful, runc runtime)."""
     binary = shutil.which("podman")
     if binary is None:
         raise FileNotFoundError("podman is not installed: run scripts/container/install-podman.sh")
     return [binary, "--runtime", "runc"]
+
+
+def podman_run() -> list[str]:
+    """``podman run --rm`` with the limits above."""
+    return [*podman(), "run", "--rm", *LIMITS]
 
 
 def container_env(host_env: Mapping[str, str], workspace: Path) -> dict[str, str]:
@@ -111,7 +121,7 @@ def run_in_container(
         (runner / "temp", RUNNER_TEMP),
     ]
     mounts += [(path.resolve(), str(path.resolve())) for path in extra_mounts]
-    command = [*podman(), "run", "--rm", "--network", "host", "--workdir", WORKSPACE]
+    command = [*podman_run(), "--network", "host", "--workdir", WORKSPACE]
     for host, inside in mounts:
         command += ["--volume", f"{host}:{inside}"]
     for name in env:

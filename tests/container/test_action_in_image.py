@@ -11,7 +11,7 @@ import json
 import subprocess
 
 from tests.container.conftest import ContainerHarness
-from tests.container.runner import podman
+from tests.container.runner import podman_run
 from tests.e2e.conftest import PR_NUMBER
 from tests.e2e.test_action_pr import write_support_suite
 from tests.fakes.git_fixtures import GitWorkspace
@@ -102,7 +102,7 @@ def test_the_image_has_compiled_code_and_no_pip(image: str) -> None:
         "print(sys.prefix)\n"
     )
     proc = subprocess.run(
-        [*podman(), "run", "--rm", "--entrypoint", "python", image, "-c", probe],
+        [*podman_run(), "--entrypoint", "python", image, "-c", probe],
         capture_output=True,
         text=True,
         timeout=120,
