@@ -26,6 +26,10 @@ from tests.fakes.llm_server import FakeLLMServer
 __all__ = ["github_pr", "workspace"]  # e2e fixtures used here
 
 IMAGE_VARIABLE = "PROMPTCANARY_IMAGE"
+#: The first request's timeout also covers waiting for LiteLLM's import, which in a fresh
+#: container (nothing of its ~2,000 modules in the page cache) on a loaded 2-core machine took
+#: over 10 s, the e2e tests' value; the action's default is 60.
+CONTAINER_INPUTS = {**FAST_INPUTS, "timeout": "60"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -61,7 +65,7 @@ class ContainerHarness(ActionHarness):
         self.runs += 1
         host_env = build_env(
             self.tmp_path / f"run-{self.runs}",
-            inputs={**FAST_INPUTS, **(inputs or {})},
+            inputs={**CONTAINER_INPUTS, **(inputs or {})},
             event_name=event_name,
             event=event,
             workspace=self.workspace,
