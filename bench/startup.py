@@ -110,10 +110,15 @@ def run_entrypoint(
         if image is not None:
             from tests.container.runner import run_in_container
 
-            started = time.time()
-            begin = time.perf_counter()
-            result = run_in_container(image, env, workspace)
-            seconds = time.perf_counter() - begin
+            clock: list[float] = []
+            result = run_in_container(
+                image,
+                env,
+                workspace,
+                on_start=lambda: clock.extend((time.time(), time.perf_counter())),
+                on_exit=lambda: clock.append(time.perf_counter()),
+            )
+            started, seconds = clock[0], clock[2] - clock[1]
             done = subprocess.CompletedProcess(
                 [image], result.returncode, result.stdout, result.stderr
             )

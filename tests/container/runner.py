@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tests.e2e.runner import ActionResult, ActionTimeout, parse_command_file
@@ -105,8 +105,12 @@ def run_in_container(
     *,
     extra_mounts: Sequence[Path] = (),
     timeout: float = 180,
+    on_start: Callable[[], None] = lambda: None,
+    on_exit: Callable[[], None] = lambda: None,
 ) -> ActionResult:
-    """Run ``image`` like the runner runs the action; ``host_env`` comes from ``build_env``."""
+    """Run ``image`` like the runner runs the action; ``host_env`` comes from ``build_env``.
+    ``on_start``/``on_exit`` are called just before and after ``podman run`` (bench/startup.py
+    times the container with them, without the ownership changes around it)."""
     runner = Path(host_env["RUNNER_TEMP"]).parent
     files = Path(host_env["GITHUB_OUTPUT"]).parent
     workflow = runner / "workflow"
@@ -131,6 +135,7 @@ def run_in_container(
     owned = [path for path, _ in mounts[:5]]
     _chown(owned, RUNNER_UID)
     try:
+        on_start()
         proc = subprocess.run(
             command,
             env=env,
@@ -140,6 +145,7 @@ def run_in_container(
             timeout=timeout,
             check=False,
         )
+        on_exit()
     except subprocess.TimeoutExpired as exc:
         raise ActionTimeout(f"the container ran longer than {timeout}s: {exc}") from exc
     finally:
