@@ -8,6 +8,8 @@ missing=()
 command -v podman >/dev/null 2>&1 || missing+=(podman)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v runc >/dev/null 2>&1 || missing+=(runc)
+# debootstrap of Debian on another distribution (Ubuntu runners) needs Debian's archive keys.
+[ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
 if [ "${#missing[@]}" -eq 0 ]; then
     exit 0
 fi
