@@ -2,23 +2,19 @@
 
 ``make container-test`` builds the image with podman and sets ``PROMPTCANARY_IMAGE``; without it
 (a plain ``make test``) these tests are skipped, because building the image needs podman, root
-and a package mirror. :class:`ContainerHarness` is the e2e harness with ``entrypoint.py`` run in
+and a package mirror. The ``container`` fixture is the e2e harness with ``entrypoint.py`` run in
 the image instead of a local subprocess, against the same fake LLM and GitHub servers.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.container.runner import run_in_container
+from tests.container.runner import container_runner
 from tests.e2e.conftest import FAST_INPUTS, ActionHarness, github_pr, workspace
-from tests.e2e.runner import ActionResult, build_env
 from tests.fakes.git_fixtures import GitWorkspace
 from tests.fakes.github_server import FakeGitHubServer
 from tests.fakes.llm_server import FakeLLMServer
@@ -46,37 +42,6 @@ def image() -> str:
     return os.environ[IMAGE_VARIABLE]
 
 
-@dataclass
-class ContainerHarness(ActionHarness):
-    """:class:`ActionHarness` whose runs happen in the image."""
-
-    image: str = ""
-    mounts: list[Path] = field(default_factory=list)
-
-    def run(
-        self,
-        event_name: str,
-        event: dict[str, Any],
-        inputs: Mapping[str, str] | None = None,
-        *,
-        env: Mapping[str, str | None] | None = None,
-        timeout: float = 180,
-    ) -> ActionResult:
-        self.runs += 1
-        host_env = build_env(
-            self.tmp_path / f"run-{self.runs}",
-            inputs={**CONTAINER_INPUTS, **(inputs or {})},
-            event_name=event_name,
-            event=event,
-            workspace=self.workspace,
-            env={**self.env, **(env or {})},
-            github_api_url=self.github.url,
-        )
-        return run_in_container(
-            self.image, host_env, self.workspace, extra_mounts=self.mounts, timeout=timeout
-        )
-
-
 @pytest.fixture
 def container(
     image: str,
@@ -84,13 +49,14 @@ def container(
     git_workspace: GitWorkspace,
     llm_server: FakeLLMServer,
     github_pr: FakeGitHubServer,
-) -> ContainerHarness:
-    """A git checkout (origin: a bare repository on disk, mounted too) and the fake servers."""
-    return ContainerHarness(
+) -> ActionHarness:
+    """The e2e harness running the action in the image, in a git checkout whose origin (a bare
+    repository on disk) is mounted too, with the fake servers."""
+    return ActionHarness(
         tmp_path,
         git_workspace.path,
         llm_server,
         github_pr,
-        image=image,
-        mounts=[git_workspace.origin_path],
+        defaults=CONTAINER_INPUTS,
+        runner=container_runner(image, [git_workspace.origin_path]),
     )

@@ -25,8 +25,9 @@ import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from tests.e2e.runner import ActionResult, ActionTimeout, parse_command_file
+from tests.e2e.runner import ActionResult, ActionTimeout, build_env, parse_command_file
 
 RUNNER_UID = 1001
 WORKSPACE = "/github/workspace"
@@ -152,6 +153,24 @@ def run_in_container(
         # Back to this process's uid, so the test's own git commands accept the checkout.
         _chown(owned, os.getuid())
     return _result(proc, host_env, workspace)
+
+
+def container_runner(image: str, extra_mounts: Sequence[Path] = ()) -> Callable[..., ActionResult]:
+    """A drop-in for :func:`tests.e2e.runner.run_action` that runs the action in ``image``."""
+
+    def run(
+        tmp_path: Path,
+        *,
+        workspace: Path,
+        timeout: float = 180,
+        **environment: Any,
+    ) -> ActionResult:
+        host_env = build_env(tmp_path, workspace=workspace, **environment)
+        return run_in_container(
+            image, host_env, workspace, extra_mounts=extra_mounts, timeout=max(timeout, 180)
+        )
+
+    return run
 
 
 def _chown(paths: Sequence[Path], uid: int) -> None:

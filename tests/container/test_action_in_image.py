@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from tests.container.conftest import ContainerHarness
 from tests.container.runner import podman_run
-from tests.e2e.conftest import PR_NUMBER
+from tests.e2e.conftest import PR_NUMBER, ActionHarness
 from tests.e2e.test_action_pr import write_support_suite
 from tests.fakes.git_fixtures import GitWorkspace
 
@@ -38,7 +37,7 @@ prompts:
 
 
 def test_a_push_creates_the_branch_baseline_and_a_pr_with_drift_fails(
-    container: ContainerHarness, git_workspace: GitWorkspace
+    container: ActionHarness, git_workspace: GitWorkspace
 ) -> None:
     suite = write_support_suite(container)
     head = git_workspace.commit_file("canary.yaml", suite, "Add canaries")
@@ -70,7 +69,7 @@ def test_a_push_creates_the_branch_baseline_and_a_pr_with_drift_fails(
     assert (result.report_dir / "summary.md").is_file(), sorted(result.report_dir.iterdir())
 
 
-def test_a_replay_run_never_imports_litellm(container: ContainerHarness) -> None:
+def test_a_replay_run_never_imports_litellm(container: ActionHarness) -> None:
     container.write("canary.yaml", REPLAY_SUITE)
     container.write("recording.jsonl", json.dumps(RECORDING) + "\n")
 
