@@ -90,7 +90,15 @@ WORKDIR /app
 COPY promptcanary /app/promptcanary
 COPY promptcanary_action /app/promptcanary_action
 COPY entrypoint.py /app/entrypoint.py
-RUN python -m compileall -q --invalidation-mode unchecked-hash /app
+# The official python images ship the standard library without .pyc files, so without this
+# every start would compile the ~300 standard modules the action and LiteLLM import, and with
+# PYTHONDONTWRITEBYTECODE never keep the result. Importing what a run imports, once, with byte
+# code writing on, compiles exactly those (the whole standard library would add ~30 MB).
+RUN python -m compileall -q --invalidation-mode unchecked-hash /app \
+    && PYTHONDONTWRITEBYTECODE='' python -c "import promptcanary_action.main, \
+promptcanary.providers.replay; from promptcanary.providers.litellm import prewarm; \
+prewarm().join()" \
+    && rm -rf /root/.cache
 
 # The runner starts the container with --workdir /github/workspace; paths are resolved there.
 ENTRYPOINT ["/opt/venv/bin/python", "/app/entrypoint.py"]
