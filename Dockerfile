@@ -26,6 +26,7 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 COPY requirements.lock /tmp/requirements.lock
+COPY scripts/container/drop_dead_bytecode.py /tmp/drop_dead_bytecode.py
 
 # - --no-compile, then one compileall pass: byte code for every module, checked by hash, not by
 #   file time (build tools may rewrite file times for reproducible images, which would make
@@ -35,7 +36,9 @@ COPY requirements.lock /tmp/requirements.lock
 #   only by `litellm --proxy`, whose server (fastapi) is not installed: nothing here reads them;
 # - hf-xet (9 MB) is huggingface_hub's optional Xet transfer backend; without it the hub client
 #   downloads over plain HTTPS (huggingface_hub checks is_xet_available() everywhere);
-# - debug symbols of the compiled extensions are never read at run time (`strip` ~24 MB).
+# - debug symbols of the compiled extensions are never read at run time (`strip` ~24 MB);
+# - no byte code for modules that import a package that is not installed at their top level
+#   (LiteLLM's proxy server needs fastapi): they cannot be imported at all (~12 MB).
 RUN python -m venv /opt/venv \
     && /opt/venv/bin/pip install --no-compile --require-hashes --only-binary=:all: \
         -r /tmp/requirements.lock \
@@ -43,7 +46,8 @@ RUN python -m venv /opt/venv \
     && proxy="$(echo /opt/venv/lib/python3*/site-packages/litellm/proxy)" \
     && rm -rf "$proxy/_experimental/out" "$proxy/swagger" "$proxy/_lazy_openapi_snapshot.json" \
     && find /opt/venv -name '*.so' -exec strip --strip-unneeded {} + \
-    && python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/venv/lib
+    && python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/venv/lib \
+    && /opt/venv/bin/python /tmp/drop_dead_bytecode.py /opt/venv/lib
 
 # ---------------------------------------------------------------------------------------------
 FROM ${BASE_IMAGE}
