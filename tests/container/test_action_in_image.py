@@ -10,30 +10,14 @@ from __future__ import annotations
 import json
 import subprocess
 
+from bench.startup import RECORDING, SUITE
 from tests.container.runner import podman_run
 from tests.e2e.conftest import PR_NUMBER, ActionHarness
 from tests.e2e.test_action_pr import write_support_suite
 from tests.fakes.git_fixtures import GitWorkspace
 
-RECORDING = {
-    "prompt_id": "hello",
-    "sample": 0,
-    "content": "Hello!",
-    "tool_calls": [],
-    "finish_reason": "stop",
-    "model": "openai/gpt-4o-mini",
-    "error": None,
-}
-REPLAY_SUITE = """\
-name: replayed
-models: [replay:recording.jsonl]
-probes:
-  - type: response_length
-    min_chars: 1
-prompts:
-  - id: hello
-    text: Say hello.
-"""
+# The replay workspace of bench/startup.py: one prompt, one recorded answer.
+REPLAY_SUITE = SUITE.format(model="replay:recording.jsonl")
 
 
 def test_a_push_creates_the_branch_baseline_and_a_pr_with_drift_fails(
