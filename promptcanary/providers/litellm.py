@@ -9,7 +9,7 @@ One call is one HTTP request: LiteLLM's and the OpenAI SDK's own retries are swi
 ``Retry-After`` and a budget the user configured.
 
 Per call, LiteLLM also prices the answer (a model-table lookup) and queues a success-logging task
-for its callbacks: about a third of its CPU per request, which bounds a run at high concurrency
+for its callbacks: a quarter or more of its CPU per request, which bounds a run at high concurrency
 on a small machine. The engine reads neither, so while one of *our* calls runs and no LiteLLM
 callback is configured in the process, both are skipped (:func:`_skip_unused_bookkeeping`); any
 other use of LiteLLM in the same process is unaffected.
@@ -87,7 +87,6 @@ def _skip_unused_bookkeeping(litellm: Any) -> None:
     if _bookkeeping_checked:  # import_litellm() runs on every call: keep that path cheap
         return
     with _bookkeeping_lock:
-        _bookkeeping_checked = True
         try:
             from litellm import utils
             from litellm.litellm_core_utils.litellm_logging import Logging
@@ -95,8 +94,10 @@ def _skip_unused_bookkeeping(litellm: Any) -> None:
             calculate = Logging.response_cost_calculator
             log_success = utils._client_async_logging_helper
         except (ImportError, AttributeError):
+            _bookkeeping_checked = True
             return
         if getattr(calculate, "_promptcanary", False):
+            _bookkeeping_checked = True
             return
 
         def unused() -> bool:
@@ -114,6 +115,7 @@ def _skip_unused_bookkeeping(litellm: Any) -> None:
         response_cost_calculator._promptcanary = True  # type: ignore[attr-defined]
         Logging.response_cost_calculator = response_cost_calculator
         utils._client_async_logging_helper = client_async_logging_helper
+        _bookkeeping_checked = True
 
 
 def _warm() -> None:
