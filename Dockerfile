@@ -5,7 +5,8 @@
 # `main`, action.yml says `image: Dockerfile`, so `uses: ./` runs the code under review.
 #
 # The base image is pinned by digest (the multi-arch index of the tag); bump it with
-# scripts/bump_base_image.py. Python dependencies come from the hash-pinned requirements.lock.
+# scripts/bump_base_image.py. (This pin was taken from public references to the tag, on a machine
+# that cannot reach a registry: run `python scripts/bump_base_image.py --check` before a release.) Python dependencies come from the hash-pinned requirements.lock.
 # BASE_IMAGE is a build argument only so that `make container-test` can substitute a locally
 # built image of the same Debian release and Python minor where no registry is reachable.
 ARG BASE_IMAGE=python:3.13-slim-trixie@sha256:9d2e5553305c7c7b0097999bb17187c69b921ccd6bc9d40e4bb5ebe652c00285
