@@ -5,6 +5,7 @@
 #   make demo    run the example suite offline on recorded responses and print the drift report
 #   make bench   run the benchmarks in bench/
 #   make lock    regenerate requirements.lock and requirements-dev.lock (hash-pinned)
+#   make container-test  build the image with podman and run the action in it like the runner
 #   make clean   remove caches and build output (make distclean also removes .venv)
 #
 # A fresh machine needs only python3 (with venv/ensurepip), pip and npm: everything else is
@@ -34,7 +35,7 @@ PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --generate-
 	--allow-unsafe --resolver=backtracking --strip-extras --no-emit-index-url \
 	--no-emit-find-links --quiet $(PIP_COMPILE_ARGS)
 
-.PHONY: test lint demo bench lock clean distclean venv ruff mypy pytest
+.PHONY: test lint demo bench lock clean distclean venv ruff mypy pytest container-test
 
 # --------------------------------------------------------------------------------------------
 # bootstrap
@@ -104,6 +105,21 @@ bench: $(STAMP)
 		echo "== $$b"; \
 		$(BIN)/python "$$b"; \
 	done
+
+# --------------------------------------------------------------------------------------------
+# the image, tested the way the runner runs it (podman from Debian's packages, as root)
+
+# No registry is reachable from CI machines here: the Dockerfile's base image is replaced by a
+# stand-in of the same Debian release and Python minor, built once with debootstrap and cached.
+CONTAINER_IMAGE ?= localhost/promptcanary-action:test
+STANDIN_BASE ?= localhost/promptcanary-standin:3.13-trixie
+
+container-test: $(STAMP)
+	scripts/container/install-podman.sh
+	scripts/container/standin-base.sh $(STANDIN_BASE)
+	scripts/container/build.sh $(CONTAINER_IMAGE) $(STANDIN_BASE)
+	PROMPTCANARY_IMAGE=$(CONTAINER_IMAGE) $(BIN)/python -m pytest -p no:cacheprovider \
+		-o addopts="-q -ra --strict-markers" tests/container
 
 # --------------------------------------------------------------------------------------------
 # lock files

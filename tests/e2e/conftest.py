@@ -9,7 +9,7 @@ The defaults keep each run short: no retries; the timeout only guards against a 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,6 +167,10 @@ class ActionHarness:
     github: FakeGitHubServer
     env: dict[str, str | None] = field(default_factory=lambda: {"OPENAI_API_KEY": API_KEY})
     runs: int = 0
+    #: Inputs every run gets unless the test gives its own.
+    defaults: Mapping[str, str] = field(default_factory=lambda: dict(FAST_INPUTS))
+    #: How a run happens: ``entrypoint.py`` as a subprocess, or (tests/container) in the image.
+    runner: Callable[..., ActionResult] = run_action
 
     def write(self, relpath: str, text: str) -> Path:
         path = self.workspace / relpath
@@ -185,9 +189,9 @@ class ActionHarness:
     ) -> ActionResult:
         """Run ``entrypoint.py`` once; each run gets fresh runner files (outputs, summary)."""
         self.runs += 1
-        return run_action(
+        return self.runner(
             self.tmp_path / f"run-{self.runs}",
-            inputs={**FAST_INPUTS, **(inputs or {})},
+            inputs={**self.defaults, **(inputs or {})},
             event_name=event_name,
             event=event,
             workspace=self.workspace,
