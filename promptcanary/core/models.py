@@ -20,6 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 SCHEMA_VERSION = 2
 """Version of the baseline snapshot document written by this engine."""
 
+MAX_STORED_RESPONSE_CHARS = 100_000
+"""Characters of a response's text kept in runs, snapshots and recordings (about 25k tokens).
+
+The probes score the whole text first; only what is stored is cut, and the response then says
+how long the text was (:attr:`LLMResponse.truncated_from`).
+"""
+
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
@@ -140,10 +147,24 @@ class LLMResponse(BaseModel):
     error: str | None = None
     """Set when the call failed after its retries; such a response is *errored*, not scored."""
     created_at: datetime = Field(default_factory=_utcnow)
+    truncated_from: int | None = None
+    """The text's length in characters when ``content`` holds only its first part (stored
+    responses are kept to :data:`MAX_STORED_RESPONSE_CHARS`); ``None`` when kept whole."""
 
     @property
     def errored(self) -> bool:
         return self.error is not None
+
+    def bounded(self, limit: int = MAX_STORED_RESPONSE_CHARS) -> LLMResponse:
+        """This response as stored: ``content`` cut to ``limit`` characters, the cut noted."""
+        if len(self.content) <= limit:
+            return self
+        return self.model_copy(
+            update={
+                "content": self.content[:limit],
+                "truncated_from": self.truncated_from or len(self.content),
+            }
+        )
 
 
 class ProbeResult(BaseModel):

@@ -114,8 +114,8 @@ async def run_suite(
             response = await call(
                 sample_providers[sample], prompt, suite.system_prompt_for(prompt), sample
             )
-        responses[index] = response
-        scores[index] = suite.score(prompt, response)
+        scores[index] = suite.score(prompt, response)  # the whole text
+        responses[index] = response.bounded()  # what is kept
         progress.advance(errored=response.errored, retries=response.retries)
 
     started_at = datetime.now(UTC)
