@@ -26,6 +26,7 @@ from promptcanary.storage.base import BaselineFileError
 from promptcanary_action import publish
 from promptcanary_action.activity import Activity, decide
 from promptcanary_action.context import EventContext
+from promptcanary_action.errors import ReportWriteError
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.pipeline import (
     Backend,
@@ -122,9 +123,7 @@ def action(
     activity = decide(ctx, settings)
     for note in (*ctx.warnings, *activity.notes):
         workflow.notice(note)
-    import_probe_modules(
-        settings.probe_modules, base_dir=base_dir, label="input 'probe-modules'"
-    )
+    import_probe_modules(settings.probe_modules, base_dir=base_dir, label="input 'probe-modules'")
     suites = load_suites(settings, base_dir)
     if prewarm is not None and _needs_litellm(suites, settings):
         prewarm()  # overlap LiteLLM's slow import with baseline loading
@@ -187,9 +186,9 @@ def _run_and_report(
     marker = comment_marker(settings.comment_id)
     comment = render_comment(outcome, marker)
     summary = render_summary(outcome)
+    workflow.add_summary(summary)  # first: the results survive a report folder that fails
     files = write_reports(outcome, report_dir, comment, summary)
     set_outputs(workflow, outcome, files, workspace=settings.github.workspace)
-    workflow.add_summary(summary)
     _log_outcome(outcome, workflow)
 
     publish.publish(
@@ -257,6 +256,9 @@ def main(
         publish.PostCommentError,
     ) as exc:
         workflow.error(str(exc), title="PromptCanary: configuration error")
+        return EXIT_USAGE
+    except ReportWriteError as exc:
+        workflow.error(str(exc), title="PromptCanary: cannot write the report folder")
         return EXIT_USAGE
     except ReplayFileError as exc:
         workflow.error(str(exc), title="PromptCanary: unreadable recording")

@@ -20,6 +20,7 @@ from promptcanary.storage.base import (
     snapshot_from_json,
     snapshot_to_json,
 )
+from promptcanary_action.baselines.base import BaselineStoreError
 from promptcanary_action.baselines.layout import BASELINE_FILE, baseline_file
 from promptcanary_action.github_errors import ArtifactInfo, GitHubError
 
@@ -130,7 +131,10 @@ class ArtifactBackend:
         path = path.joinpath(
             *baseline_file(snapshot.suite_name, snapshot.provider.model_id).split("/")
         )
-        atomic_write_text(path, snapshot_to_json(snapshot))
+        try:
+            atomic_write_text(path, snapshot_to_json(snapshot))
+        except OSError as exc:  # a full disk: the run is still reported, unpromoted
+            raise BaselineStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
         return str(path)
 
     def history(self, suite_name: str, model_id: str) -> list[dict[str, Any]]:
