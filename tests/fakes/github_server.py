@@ -464,7 +464,10 @@ class FakeGitHubServer:
             art = next((a for a in self.state.artifacts.values() if a.blob_key == key), None)
         if method != "GET" or art is None:
             return Reply(404, b"BlobNotFound", {"Content-Type": "application/xml"})
-        return Reply(200, art.data, {"Content-Type": "application/zip"})
+        headers = {"Content-Type": "application/zip"}
+        if art.without_length:
+            headers[_NO_LENGTH] = "1"
+        return Reply(200, art.data, headers)
 
     def rate_headers(self) -> dict[str, str]:
         return {
@@ -541,6 +544,9 @@ def _gh_error(resource: str, err: Any) -> dict:
     return {"resource": resource, "field": path, "code": "invalid", "message": message}
 
 
+_NO_LENGTH = "X-Fake-Without-Length"  # internal: never sent
+
+
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     fake: FakeGitHubServer
@@ -569,8 +575,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if payload and not isinstance(reply.body, bytes):
             self.send_header("Content-Type", "application/json; charset=utf-8")
         for key, value in reply.headers.items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(payload)))
+            if key != _NO_LENGTH:
+                self.send_header(key, value)
+        if _NO_LENGTH in reply.headers:  # the body ends when the connection closes
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        else:
+            self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(payload)

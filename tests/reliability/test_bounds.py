@@ -4,11 +4,16 @@ whole but stored cut to ``MAX_STORED_RESPONSE_CHARS`` with the cut noted in run.
 
 from __future__ import annotations
 
+import io
+import random
+import zipfile
+
 import pytest
 
 from promptcanary.core.models import MAX_STORED_RESPONSE_CHARS
 from tests.reliability.conftest import (
     ActionHarness,
+    keyword_prompts,
     report_json,
     responses_by_prompt,
     run_json,
@@ -81,3 +86,24 @@ def test_huge_answer_is_scored_whole_and_stored_cut_with_a_note(harness: ActionH
     [snapshot] = report_json(result, "snapshot.json")
     [kept] = snapshot["run_result"]["llm_responses"]
     assert len(kept["content"]) == MAX_STORED_RESPONSE_CHARS
+
+
+def test_artifact_above_max_artifact_mb_is_exit_2_naming_the_input(
+    harness: ActionHarness,
+) -> None:
+    harness.write("canary.yaml", suite_text("big", harness.llm.url, keyword_prompts(1)))
+    harness.llm.script(None, content="canary")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("big/openai-fake/baseline.json", random.Random(1).randbytes(3 * 2**20))
+    harness.github.add_artifact("canary-baseline", buffer.getvalue(), "main", run_id=501)
+    inputs = {"baseline": "artifact", "baseline-artifact": "canary-baseline"}
+
+    result = harness.run_pr({**inputs, "max-artifact-mb": "1", "timeout": "60"})
+
+    assert result.returncode == 2, result.log
+    [error] = result.annotations("error")
+    assert error.properties.get("title") == "PromptCanary: unreadable baseline"
+    assert "canary-baseline" in error.message and "max-artifact-mb" in error.message
+    assert result.outputs["overall-score"] == "1.0000"  # the run itself is reported
+    assert len(harness.github.blob_requests) == 1

@@ -91,16 +91,17 @@ class FakeArtifacts:
     def list_artifacts(self, name: str) -> list[ArtifactInfo]:
         return [info for info, _ in self.artifacts if info.name == name]
 
-    def download_artifact(self, artifact_id: int) -> bytes:
+    def download_artifact(self, artifact_id: int, destination: Path, *, max_bytes: int) -> None:
         self.downloaded.append(artifact_id)
-        return next(data for info, data in self.artifacts if info.id == artifact_id)
+        data = next(data for info, data in self.artifacts if info.id == artifact_id)
+        destination.write_bytes(data[:max_bytes])
 
     def workflow_run_conclusion(self, run_id: int) -> str | None:
         return self.conclusions[run_id]
 
 
 def store(source: ArtifactSource, tmp_path: Path) -> ArtifactBackend:
-    return ArtifactBackend(source, NAME, report_dir=tmp_path / "report")
+    return ArtifactBackend(source, NAME, report_dir=tmp_path / "report", max_bytes=2**20)
 
 
 def doc(note: str, suite: str = "My Suite", model: str = MODEL) -> str:

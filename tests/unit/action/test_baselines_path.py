@@ -168,7 +168,7 @@ class Artifacts:
     def list_artifacts(self, name: str) -> list[ArtifactInfo]:
         return []
 
-    def download_artifact(self, artifact_id: int) -> bytes:
+    def download_artifact(self, artifact_id: int, destination: Path, *, max_bytes: int) -> None:
         raise AssertionError("nothing to download")
 
     def workflow_run_conclusion(self, run_id: int) -> str | None:
@@ -193,6 +193,7 @@ def test_factory_builds_the_configured_store(tmp_path: Path) -> None:
     )
     assert isinstance(artifact, ArtifactBackend)
     assert artifact.name == "bl" and artifact.report_dir == tmp_path / "out"
+    assert artifact.max_bytes == 50 * 2**20  # input max-artifact-mb's default
 
     branch = make_backend(settings(baseline_branch="data"), None, tmp_path)
     assert isinstance(branch, BranchBackend) and branch.branch == "data"
