@@ -69,4 +69,6 @@ def test_pair_notes_reach_the_log_as_warnings() -> None:
     _log_outcome(outcome, Workflow(out))
 
     warnings = [c for c in parse_workflow_commands(out.getvalue()) if c.name == "warning"]
-    assert [(w.properties["title"], w.message) for w in warnings] == [("demo on openai/x", note)]
+    assert [(w.properties["title"], w.message) for w in warnings] == [
+        ("demo on openai/x", note)
+    ]
