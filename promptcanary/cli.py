@@ -1,7 +1,8 @@
-"""The ``promptcanary`` command line: ``init``, ``run``, ``compare``, ``baselines``, ``report``.
+"""The ``promptcanary`` command line: ``init``, ``run``, ``compare``, ``baselines``, ``report``,
+``version`` (and the flags of PromptCanary 0.2.2, see :mod:`promptcanary.cli_compat`).
 
-Exit codes are the action's (DESIGN §4): 0 ok, 1 the ``--fail-on`` gate failed, 2 configuration
-or usage error, 3 untrustworthy run (missing API key, too many errored prompts). ``main()`` holds
+Exit codes are the action's: 0 ok, 1 the ``--fail-on`` gate failed, 2 configuration or usage
+error, 3 untrustworthy run (missing API key, too many errored prompts). ``main()`` holds
 the one top-level handler: known errors become one clean line on stderr, never a traceback.
 
 Model text reaches the terminal (probe details quote it), so everything printed passes through
@@ -19,14 +20,17 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
-from promptcanary.core.gate import FAIL_ON, gate_failed, untrustworthy
+from promptcanary.cli_compat import UnsupportedFlag, refuse_unsupported, version_line
+from promptcanary.core.evaluate import PROMOTION_RULES, Evaluation, EvaluationPolicy, evaluate
+from promptcanary.core.gate import FAIL_ON
 from promptcanary.core.models import (
+    TEMPERATURE_RANGE,
     BaselineSnapshot,
     CanaryRunResult,
     DriftReport,
     slugify,
 )
-from promptcanary.core.suite import CanarySuite, ModelSpec
+from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
 from promptcanary.core.terminal import format_drift, format_run, terminal_safe
 from promptcanary.core.yaml_source import SuiteConfigError
 from promptcanary.providers.base import MissingCredentialsError
@@ -101,7 +105,8 @@ prompts:
 
 
 def cmd_init(args: argparse.Namespace, out: TextIO) -> int:
-    path = Path(args.path)
+    # `init NAME` (PromptCanary 0.2.2) writes the suite into the folder NAME.
+    path = Path(args.name) / "canary.yaml" if args.name else Path(args.path)
     if path.exists() and not args.force:
         raise CliError(f"{path} already exists; pass --force to overwrite it")
     atomic_write_text(path, STARTER_SUITE.format(path=path))
@@ -148,49 +153,70 @@ def _per_model(path: str, model: str, several: bool) -> Path:
     return target.with_name(f"{target.stem}.{slugify(model)}{target.suffix}") if several else target
 
 
-def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _run_options(args: argparse.Namespace, target: Path | None) -> RunOptions:
+    """The flags that shape a run; unset ones leave the suite's ``defaults:`` in force."""
+    return RunOptions(
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        seed=args.seed,
+        samples=args.samples,
+        concurrency=args.concurrency,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+        show_progress=not args.no_progress,
+        record=target,
+    )
+
+
+def _run_one(
+    args: argparse.Namespace,
+    suite: CanarySuite,
+    model: tuple[ModelSpec, Path],
+    several: bool,
+    out: TextIO,
+) -> Evaluation:
+    """Run ``suite`` on one model, write what was asked for; the evaluation of the run."""
+    from promptcanary.core.runner import run_suite_blocking
     from promptcanary.providers.factory import make_provider
     from promptcanary.providers.replay import ReplayFileError
-    from promptcanary.storage.file import FileBaselineStore
 
+    spec, base_dir = model
+    try:
+        provider = make_provider(spec.model, dict(spec.params), base_dir=base_dir)
+    except ReplayFileError as exc:
+        raise CliError(str(exc)) from None
+    record = _per_model(args.record, spec.model, several) if args.record else None
+    run = run_suite_blocking(suite, provider, _run_options(args, record))
+    print(format_run(run), file=out)
+    if args.output_json:
+        target = _per_model(args.output_json, spec.model, several)
+        atomic_write_text(target, run.model_dump_json(indent=2) + "\n")
+        print(f"Wrote the run to {target}", file=out)
+    if args.output_md:
+        from promptcanary.core.report import render_run_markdown
+
+        atomic_write_text(_per_model(args.output_md, spec.model, several), render_run_markdown(run))
+    # --save-baseline promotes whatever ran, unless too many responses errored.
+    policy = EvaluationPolicy(promotion="always", max_error_rate=args.max_error_rate)
+    return evaluate(None, run, suite, policy)
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _import_probe_modules(args.probe_module or [])
     suite = _load_suite(args.config)
     models = _models(args, suite, Path(args.config))
-    several = len(models) > 1
-    untrusted = []
-    for spec, base_dir in models:
-        try:
-            provider = make_provider(spec.model, dict(spec.params), base_dir=base_dir)
-        except ReplayFileError as exc:
-            raise CliError(str(exc)) from None
-        run = suite.run(
-            provider,
-            temperature=args.temperature,
-            max_tokens=args.max_tokens,
-            seed=args.seed,
-            samples=args.samples,
-            concurrency=args.concurrency,
-            timeout=args.timeout,
-            max_retries=args.max_retries,
-            show_progress=not args.no_progress,
-            record=_per_model(args.record, spec.model, several) if args.record else None,
-        )
-        print(format_run(run), file=out)
-        if args.output_json:
-            target = _per_model(args.output_json, spec.model, several)
-            atomic_write_text(target, run.model_dump_json(indent=2) + "\n")
-            print(f"Wrote the run to {target}", file=out)
-        trustworthy = not untrustworthy(run, args.max_error_rate)
-        if args.save_baseline and not trustworthy:
+    untrusted, failed = [], False
+    for model in models:
+        spec = model[0]
+        evaluation = _run_one(args, suite, model, len(models) > 1, out)
+        run = evaluation.run
+        failed = failed or bool(run.failed_probes)
+        if args.save_baseline and not evaluation.promotion.allowed:
             # Errored results are never compared: such a baseline would hide every later drift.
             print("Baseline not saved: too many errored responses.", file=out)
         elif args.save_baseline:
-            snapshot = BaselineSnapshot(
-                suite_name=run.suite_name, provider=run.provider, run_result=run
-            )
-            saved = FileBaselineStore(args.baseline_dir).save_snapshot(snapshot)
-            print(f"Saved baseline {snapshot.snapshot_id[:8]} to {saved}", file=out)
-        if not trustworthy:
+            _save_baseline(run, args.baseline_dir, out)
+        if evaluation.untrustworthy:
             untrusted.append(f"{spec.model}: {run.error_count} of {len(run.llm_responses)}")
     if untrusted:
         print(
@@ -201,7 +227,15 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=err,
         )
         return EXIT_UNTRUSTED
-    return EXIT_OK
+    return EXIT_GATE if args.fail_on_failure and failed else EXIT_OK
+
+
+def _save_baseline(run: CanaryRunResult, directory: str, out: TextIO) -> None:
+    from promptcanary.storage.file import FileBaselineStore
+
+    snapshot = BaselineSnapshot.of_run(run)
+    saved = FileBaselineStore(directory).save_snapshot(snapshot)
+    print(f"Saved baseline {snapshot.snapshot_id[:8]} to {saved}", file=out)
 
 
 def _read(path: str, what: str) -> str:
@@ -241,61 +275,58 @@ def _load_baseline(args: argparse.Namespace, current: CanaryRunResult) -> Baseli
         raise CliError(f"{exc} (save one with `promptcanary run --save-baseline`)") from None
 
 
-def _rescored(
-    baseline: BaselineSnapshot, current: CanaryRunResult, args: argparse.Namespace
-) -> tuple[BaselineSnapshot, CanaryRunResult, int, list[str]]:
-    """Both sides scored with one probe configuration, and what was done to get there."""
-    from promptcanary.core.rescore import needs_rescore, rescore
-
-    base_hash = baseline.run_result.provenance.probe_config_hash
-    if not args.config:
-        if base_hash != current.provenance.probe_config_hash:
-            return baseline, current, 0, [_PROBES_CHANGED]
-        return baseline, current, 0, []
-    _import_probe_modules(args.probe_module or [])
-    suite = _load_suite(args.config)
+def _compare_notes(evaluation: Evaluation, config: str | None) -> list[str]:
+    """What was done to score both sides alike, then the evaluation's own notes."""
     notes: list[str] = []
-    count = 0
-    if needs_rescore(baseline, suite):
-        baseline, count = rescore(baseline, suite)
+    if evaluation.probes_differ:
+        notes.append(_PROBES_CHANGED)
+    if evaluation.rescored_baseline:
         notes.append(
-            f"Probes changed since the baseline: re-scored {count} stored baseline response(s) "
-            "with the current probes, so probe edits are not reported as model drift."
+            f"Probes changed since the baseline: re-scored {evaluation.rescored_baseline} stored "
+            "baseline response(s) with the current probes, so probe edits are not reported as "
+            "model drift."
         )
-    if current.provenance.probe_config_hash != suite.probe_config_hash:
-        wrapped = BaselineSnapshot(
-            suite_name=current.suite_name, provider=current.provider, run_result=current
-        )
-        current = rescore(wrapped, suite)[0].run_result
-        notes.append(f"Re-scored the current run with the probes of {args.config}.")
-    return baseline, current, count, notes
+    if evaluation.rescored_current:
+        notes.append(f"Re-scored the current run with the probes of {config}.")
+    return [*notes, *evaluation.notes]
+
+
+def _compare_policy(args: argparse.Namespace) -> EvaluationPolicy:
+    return EvaluationPolicy(
+        fail_on=args.fail_on,
+        regression_threshold=args.regression_threshold,
+        improvement_threshold=args.improvement_threshold,
+        alpha=args.alpha,
+        promotion=PROMOTION_RULES[args.update_baseline],
+        max_error_rate=args.max_error_rate,
+    )
 
 
 def cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
-    from promptcanary.core.comparator import compare
     from promptcanary.core.report import render_json, render_markdown
 
+    if args.baseline and args.update_baseline != "never":
+        raise CliError("--update-baseline saves into --baseline-dir; it cannot go with --baseline")
     current = load_run(args.current)
     baseline = _load_baseline(args, current)
-    baseline, current, rescored, notes = _rescored(baseline, current, args)
+    suite = None
+    if args.config:
+        _import_probe_modules(args.probe_module or [])
+        suite = _load_suite(args.config)
     try:
-        report = compare(
-            baseline,
-            current,
-            regression_threshold=args.regression_threshold,
-            improvement_threshold=args.improvement_threshold,
-            alpha=args.alpha,
-        )
+        evaluation = evaluate(baseline, current, suite, _compare_policy(args))
     except ValueError as exc:  # different suites
         raise CliError(str(exc)) from None
-    if rescored:
-        report = report.model_copy(update={"rescored_responses": rescored})
-    print(format_drift(report, notes), file=out)
+    report = evaluation.drift
+    assert report is not None  # a baseline was given
+    print(format_drift(report, _compare_notes(evaluation, args.config)), file=out)
     if args.output_md:
-        atomic_write_text(Path(args.output_md), render_markdown(report, current))
+        atomic_write_text(Path(args.output_md), render_markdown(report, evaluation.run))
     if args.output_json:
         atomic_write_text(Path(args.output_json), render_json(report) + "\n")
-    return EXIT_GATE if gate_failed(report, current, args.fail_on) else EXIT_OK
+    if args.update_baseline != "never" and evaluation.promotion.allowed:
+        _save_baseline(evaluation.run, args.baseline_dir, out)
+    return EXIT_GATE if evaluation.gate_failed else EXIT_OK
 
 
 def cmd_baselines(args: argparse.Namespace, out: TextIO) -> int:
@@ -321,15 +352,30 @@ def cmd_baselines(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
-    from promptcanary.core.report import render_json, render_markdown
+    from promptcanary.cli_compat import is_drift_document
+    from promptcanary.core.report import render_json, render_markdown, render_run_markdown
 
-    try:
-        report = DriftReport.model_validate_json(_read(args.drift, "drift file"))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise CliError(f"{args.drift}: not a PromptCanary drift report: {first['msg']}") from None
-    text = render_markdown(report) if args.format == "md" else render_json(report)
-    print(terminal_safe(text), file=out)
+    path = args.drift or args.input
+    text = _read(path, "drift file" if args.drift else "report input")
+    if args.drift or is_drift_document(text):
+        try:
+            report = DriftReport.model_validate_json(text)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise CliError(f"{path}: not a PromptCanary drift report: {first['msg']}") from None
+        renderers = {"md": render_markdown, "json": render_json, "terminal": format_drift}
+        rendered = renderers[args.format](report)
+    else:  # a run file (PromptCanary 0.2.2's `report` took either)
+        run = load_run(path)
+        rendered = {
+            "md": render_run_markdown,
+            "json": lambda r: r.model_dump_json(indent=2),
+            "terminal": format_run,
+        }[args.format](run)
+    if args.output:
+        atomic_write_text(Path(args.output), rendered + "\n")
+        return EXIT_OK
+    print(terminal_safe(rendered), file=out)
     return EXIT_OK
 
 
@@ -340,6 +386,14 @@ def _fraction(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
+    return value
+
+
+def _temperature(text: str) -> float:
+    value = float(text)
+    low, high = TEMPERATURE_RANGE
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between {low:g} and {high:g}")
     return value
 
 
@@ -356,17 +410,41 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run canary prompts against LLMs, compare with a baseline, report drift.",
         epilog="Exit codes: 0 ok, 1 gate failed, 2 configuration error, 3 untrustworthy run.",
     )
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("version", help="print the version")
 
     init = sub.add_parser("init", help="write a starter suite")
+    init.add_argument("name", nargs="?", help="a folder to write canary.yaml into")
     init.add_argument("--path", default="canary.yaml", help="where to write it (canary.yaml)")
-    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.add_argument("--force", "-f", action="store_true", help="overwrite an existing file")
 
-    run = sub.add_parser("run", help="run a suite against one or more models")
-    run.add_argument("--config", required=True, help="the suite YAML file")
-    run.add_argument("--model", action="append", help="LiteLLM model id (repeatable)")
+    _add_run(sub.add_parser("run", help="run a suite against one or more models"))
+    _add_compare(sub.add_parser("compare", help="compare a run with a baseline"))
+
+    lst = sub.add_parser("baselines", help="list stored baselines")
+    lst.add_argument("--baseline-dir", "--dir", "-d", default=DEFAULT_BASELINE_DIR)
+    lst.add_argument("--suite", "-s")
+    lst.add_argument("--model")
+
+    rep = sub.add_parser("report", help="render a drift.json (or a run) as markdown or JSON")
+    rep.add_argument("input", nargs="?", metavar="FILE", help="a drift.json or a run file")
+    rep.add_argument("--drift", metavar="drift.json")
+    rep.add_argument(
+        "--format", "-f", choices=("md", "json", "terminal", "markdown", "html"), default="md"
+    )
+    rep.add_argument("--output", "-o", metavar="F", help="write to F instead of stdout")
+    rep.add_argument("--open", action="store_true", help=argparse.SUPPRESS)  # HTML only: refused
+    return parser
+
+
+def _add_run(run: argparse.ArgumentParser) -> None:
+    run.add_argument("--config", "-c", default="canary.yaml", help="the suite YAML file")
+    run.add_argument(
+        "--model", "--provider", "-p", action="append", help="LiteLLM model id (repeatable)"
+    )
     run.add_argument("--replay", action="append", metavar="F", help="answer from a recording")
-    run.add_argument("--temperature", type=float)
+    run.add_argument("--temperature", "-t", type=_temperature)
     run.add_argument("--max-tokens", type=_positive_int)
     run.add_argument("--seed", type=int)
     run.add_argument("--samples", type=_positive_int, help="responses per prompt")
@@ -374,39 +452,57 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     run.add_argument("--max-retries", type=int, default=3)
     run.add_argument("--max-error-rate", type=_fraction, default=0.2)
-    run.add_argument("--save-baseline", action="store_true", help="store the run as a baseline")
+    run.add_argument(
+        "--save-baseline", "-s", action="store_true", help="store the run as a baseline"
+    )
     run.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR)
-    run.add_argument("--output-json", metavar="F", help="write the run as JSON")
+    run.add_argument("--output-json", "-o", metavar="F", help="write the run as JSON")
+    run.add_argument("--output-md", metavar="F", help="write the run as markdown")
+    run.add_argument("--output-html", metavar="F", help=argparse.SUPPRESS)  # refused, see compat
+    run.add_argument("--fail-on-failure", action="store_true", help="exit 1 if any probe failed")
     run.add_argument("--record", metavar="F", help="write the responses as a replay file")
     run.add_argument("--no-progress", action="store_true")
     run.add_argument("--probe-module", action="append", help="custom probe file or module")
 
-    cmp = sub.add_parser("compare", help="compare a run with a baseline")
+
+def _add_compare(cmp: argparse.ArgumentParser) -> None:
     source = cmp.add_mutually_exclusive_group()
-    source.add_argument("--baseline", metavar="FILE", help="a baseline snapshot file")
+    source.add_argument("--baseline", "-b", metavar="FILE", help="a baseline snapshot file")
     source.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR, metavar="D")
-    cmp.add_argument("--current", required=True, metavar="RUN.json")
-    cmp.add_argument("--config", help="the suite, to re-score when its probes changed")
+    cmp.add_argument("--current", metavar="RUN.json", help="the run (required)")
+    cmp.add_argument("--config", "-c", help="the suite, to re-score when its probes changed")
     cmp.add_argument("--regression-threshold", type=_fraction, default=0.05)
     cmp.add_argument("--improvement-threshold", type=_fraction, default=0.05)
     cmp.add_argument("--alpha", type=_fraction, default=0.05)
     cmp.add_argument("--output-md", metavar="F")
     cmp.add_argument("--output-json", metavar="F")
     cmp.add_argument("--fail-on", choices=FAIL_ON, default="regression")
+    cmp.add_argument(  # PromptCanary 0.2.2's switch; gating on regressions is our default
+        "--fail-on-drift", dest="fail_on", action="store_const", const="regression"
+    )
+    cmp.add_argument(
+        "--update-baseline",
+        choices=tuple(PROMOTION_RULES),
+        default="never",
+        help="save the run as the new baseline: auto (no regression, no error), always, never",
+    )
+    cmp.add_argument("--max-error-rate", type=_fraction, default=0.2)
     cmp.add_argument("--probe-module", action="append", help="custom probe file or module")
-
-    lst = sub.add_parser("baselines", help="list stored baselines")
-    lst.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR)
-    lst.add_argument("--suite")
-    lst.add_argument("--model")
-
-    rep = sub.add_parser("report", help="render a drift.json as markdown or JSON")
-    rep.add_argument("--drift", required=True, metavar="drift.json")
-    rep.add_argument("--format", choices=("md", "json"), default="md")
-    return parser
+    cmp.add_argument("--provider", "-p", help=argparse.SUPPRESS)  # refused, see compat
+    cmp.add_argument("--output-html", help=argparse.SUPPRESS)
+    cmp.add_argument("--no-progress", action="store_true", help=argparse.SUPPRESS)  # no calls
 
 
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        refuse_unsupported(args)
+    except UnsupportedFlag as exc:
+        raise CliError(str(exc)) from None
+    if args.command == "version":
+        print(version_line(), file=out)
+        return EXIT_OK
+    if args.command == "report" and args.format == "markdown":
+        args.format = "md"
     if args.command == "init":
         return cmd_init(args, out)
     if args.command == "run":
@@ -435,6 +531,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, message = EXIT_USAGE, str(exc)
     except MissingCredentialsError as exc:
         code, message = EXIT_UNTRUSTED, str(exc)
+    except ValidationError as exc:  # e.g. a model entry's temperature outside [0, 2]
+        first = exc.errors()[0]
+        code, message = (
+            EXIT_USAGE,
+            f"{exc.title}: {'.'.join(map(str, first['loc']))}: {first['msg']}",
+        )
     except OSError as exc:  # e.g. an output file in a folder we may not write
         code, message = EXIT_USAGE, f"{exc.filename or ''}: {exc.strerror or exc}"
     except KeyboardInterrupt:

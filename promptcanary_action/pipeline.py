@@ -9,16 +9,16 @@ from __future__ import annotations
 import glob
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from promptcanary.core.comparator import compare
+from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
 from promptcanary.core.gate import gate_failed as run_gate_failed
 from promptcanary.core.gate import untrustworthy
-from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftSeverity
-from promptcanary.core.rescore import needs_rescore, rescore
-from promptcanary.core.suite import CanarySuite, ModelSpec
+from promptcanary.core.models import BaselineSnapshot, DriftSeverity
+from promptcanary.core.runner import run_suite
+from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
 from promptcanary.providers.base import BaseLLMProvider
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
@@ -81,30 +81,71 @@ def models_for(suite: LoadedSuite, settings: Settings) -> list[ModelSpec]:
     )
 
 
-def promotion_allowed(policy: str, run: CanaryRunResult, has_regressions: bool) -> tuple[bool, str]:
-    """Whether this run may become the baseline under ``policy``, and why not."""
-    if policy == "always":
-        return True, ""
-    if policy == "never":
-        return False, "update-baseline does not allow it for this event"
-    if has_regressions:
-        return False, "the run has regressions"
-    if run.error_count:
-        return False, f"{run.error_count} response(s) errored"
-    return True, ""
+def policy_for(settings: Settings, activity: Activity) -> EvaluationPolicy:
+    """The evaluation policy of this step: the inputs' thresholds, the event's promotion rule."""
+    return EvaluationPolicy(
+        fail_on=settings.fail_on,
+        regression_threshold=settings.regression_threshold,
+        improvement_threshold=settings.improvement_threshold,
+        alpha=settings.alpha,
+        promotion=activity.promotion,
+        max_error_rate=settings.max_error_rate,
+        baseline_max_age_days=settings.baseline_max_age_days,
+    )
 
 
-def _age_note(snapshot: BaselineSnapshot, now: datetime, max_age_days: int) -> str | None:
-    created = snapshot.created_at
-    if created.tzinfo is None:  # hand-written or older documents: read a bare time as UTC
-        created = created.replace(tzinfo=UTC)
-    age = (now - created).days
-    if max_age_days and age > max_age_days:
-        return (
-            f"The baseline is {age} days old (limit {max_age_days}): drift may have accumulated "
-            "since; consider re-creating it."
+def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
+    """The inputs that shape a run; unset ones leave the suite's ``defaults:`` in force."""
+    return RunOptions(
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+        seed=settings.seed,
+        samples=settings.samples,
+        concurrency=settings.concurrency,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        git_sha=sha or None,
+        git_ref=ref or None,
+    )
+
+
+@dataclass(frozen=True)
+class _FoundBaseline:
+    baseline: BaselineSnapshot | None = None
+    error: str | None = None
+
+
+def _load_baseline(backend: Backend, suite: str, model: str, activity: Activity) -> _FoundBaseline:
+    if not activity.compare:
+        return _FoundBaseline()
+    try:
+        return _FoundBaseline(backend.load(suite, model, for_ref=activity.baseline_ref))
+    except BaselineFileError as exc:
+        # Run anyway: the results are reported and written; the step still exits 2.
+        return _FoundBaseline(error=str(exc))
+
+
+def _promote(
+    evaluation: Evaluation, loaded: _FoundBaseline, activity: Activity, backend: Backend, sha: str
+) -> tuple[BaselineStatus, str | None, str | None]:
+    """Save the run as the baseline when the evaluation allows it: (status, location, note)."""
+    status = BaselineStatus.FOUND if loaded.baseline is not None else BaselineStatus.MISSING
+    may_write = loaded.baseline is not None or (activity.may_create_baseline and not loaded.error)
+    if not (activity.compare and evaluation.promotion.allowed and may_write):
+        return status, None, None
+    drift = evaluation.drift
+    try:
+        location = backend.save(
+            BaselineSnapshot.of_run(evaluation.run),
+            sha=sha,
+            ref=activity.baseline_ref,
+            regressions=len(drift.regressions) if drift else 0,
         )
-    return None
+    except BaselineStoreError as exc:
+        # The run is still reported; only the promotion is lost, and the user is told why.
+        return status, None, f"The baseline could not be saved: {exc}"
+    promoted = BaselineStatus.CREATED if loaded.baseline is None else BaselineStatus.UPDATED
+    return promoted, location, None
 
 
 async def run_pair(
@@ -119,89 +160,28 @@ async def run_pair(
     backend: Backend,
     now: Callable[[], datetime],
 ) -> PairOutcome:
-    """Run one suite on one model, compare with the baseline and promote per ``activity``."""
+    """Run one suite on one model, evaluate it against its baseline, promote per the outcome."""
     suite = loaded.suite
     provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
     # Baselines are keyed by the model that answered: a replay of a recording made with
     # openai/gpt-4o-mini compares with (and may become) that model's baseline.
     model_id = provider.config.model_id
-    baseline: BaselineSnapshot | None = None
-    baseline_error: str | None = None
-    if activity.compare:
-        try:
-            baseline = backend.load(suite.name, model_id, for_ref=activity.baseline_ref)
-        except BaselineFileError as exc:
-            # Run anyway: the results are reported and written; the step still exits 2.
-            baseline_error = str(exc)
-    run = await suite.arun(
-        provider,
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        seed=settings.seed,
-        samples=settings.samples if settings.samples != 1 else None,
-        concurrency=settings.concurrency,
-        timeout=settings.timeout,
-        max_retries=settings.max_retries,
-        git_sha=sha or None,
-        git_ref=ref or None,
-    )
-    notes: list[str] = []
-    drift = None
-    if baseline is not None:
-        rescored = 0
-        if needs_rescore(baseline, suite):
-            # Probe edits must not read as model drift: score stored answers with today's probes.
-            baseline, rescored = rescore(baseline, suite)
-        drift = compare(
-            baseline,
-            run,
-            regression_threshold=settings.regression_threshold,
-            improvement_threshold=settings.improvement_threshold,
-            alpha=settings.alpha,
-        ).model_copy(update={"rescored_responses": rescored})
-        age = _age_note(baseline, now(), settings.baseline_max_age_days)
-        if age:
-            notes.append(age)
-
-    status = BaselineStatus.FOUND if baseline is not None else BaselineStatus.MISSING
-    location: str | None = None
-    allowed, why_not = promotion_allowed(
-        activity.promotion, run, bool(drift and drift.has_regressions)
-    )
-    if allowed and untrustworthy(run, settings.max_error_rate):
-        # Not even under `always`: the step exits 3, and an outage must not become the reference.
-        allowed = False
-        why_not = (
-            f"{run.error_count} of {len(run.llm_responses)} responses errored, above "
-            f"max-error-rate {settings.max_error_rate:g}"
-        )
-    may_write = baseline is not None or (activity.may_create_baseline and not baseline_error)
-    if activity.compare and allowed and may_write:
-        snapshot = BaselineSnapshot(suite_name=suite.name, provider=run.provider, run_result=run)
-        try:
-            location = backend.save(
-                snapshot,
-                sha=sha,
-                ref=activity.baseline_ref,
-                regressions=len(drift.regressions) if drift else 0,
-            )
-            status = BaselineStatus.CREATED if baseline is None else BaselineStatus.UPDATED
-        except BaselineStoreError as exc:
-            # The run is still reported; only the promotion is lost, and the user is told why.
-            notes.append(f"The baseline could not be saved: {exc}")
-    elif activity.compare and activity.promotion != "never" and why_not:
-        notes.append(f"The baseline was not updated: {why_not}.")
-
+    found = _load_baseline(backend, suite.name, model_id, activity)
+    run = await run_suite(suite, provider, run_options(settings, sha=sha, ref=ref))
+    evaluation = evaluate(found.baseline, run, suite, policy_for(settings, activity), now=now())
+    status, location, save_note = _promote(evaluation, found, activity, backend, sha)
+    notes = [*evaluation.notes, *([save_note] if save_note else [])]
+    baseline = evaluation.baseline
     return PairOutcome(
         suite_name=suite.name,
         suite_file=loaded.repo_path,
         model=model_id,
-        run=run,
-        drift=drift,
+        run=evaluation.run,
+        drift=evaluation.drift,
         baseline_run=baseline.run_result if baseline is not None else None,
         baseline_status=status,
         baseline_location=location,
-        baseline_error=baseline_error,
+        baseline_error=found.error,
         notes=notes,
         prompt_lines=dict(suite.prompt_lines),
         probe_lines=suite.probe_lines,

@@ -79,9 +79,7 @@ def _write_all(outcome: StepOutcome, directory: Path, comment: str, summary: str
         atomic_write_text(folder / "run.json", pair.run.model_dump_json(indent=2) + "\n")
         if pair.drift is not None:
             atomic_write_text(folder / "drift.json", pair.drift.model_dump_json(indent=2) + "\n")
-        snapshot = BaselineSnapshot(
-            suite_name=pair.suite_name, provider=pair.run.provider, run_result=pair.run
-        )
+        snapshot = BaselineSnapshot.of_run(pair.run)
         snap_path = folder / "snapshot.json"
         atomic_write_text(snap_path, snapshot_to_json(snapshot))
         files.snapshots.append(snap_path)

@@ -318,7 +318,10 @@ class Settings:
     improvement_threshold: float = field(
         default=0.05, metadata=_input("improvement-threshold", _UNIT)
     )
-    samples: int = field(default=1, metadata=_input("samples", partial(clean_int, minimum=1)))
+    samples: int | None = field(
+        default=None, metadata=_input("samples", partial(clean_int, minimum=1))
+    )
+    """``None``: the suite's ``defaults: samples``, else 1; an explicit 1 overrides the suite."""
     alpha: float = field(
         default=0.05,
         metadata=_input("alpha", _OPEN_UNIT),
@@ -335,7 +338,7 @@ class Settings:
     )
     max_error_rate: float = field(default=0.2, metadata=_input("max-error-rate", _UNIT))
     temperature: float | None = field(
-        default=None, metadata=_input("temperature", partial(clean_float, minimum=0.0))
+        default=None, metadata=_input("temperature", partial(clean_float, minimum=0.0, maximum=2.0))
     )
     max_tokens: int | None = field(
         default=None, metadata=_input("max-tokens", partial(clean_int, minimum=1))

@@ -10,7 +10,7 @@ own lists and never count as regressions.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from promptcanary.core import stats
 from promptcanary.core.models import (
@@ -92,10 +92,10 @@ def _provenance_warnings(baseline: BaselineSnapshot, current: CanaryRunResult) -
             f"The baseline was recorded with model {b.model_id!r} but this run used "
             f"{c.model_id!r}: differences may come from the model change, not from drift."
         )
-    for field in ("temperature", "max_tokens", "seed"):
-        bv, cv = getattr(b, field), getattr(c, field)
+    for name in ("temperature", "max_tokens", "seed"):
+        bv, cv = getattr(b, name), getattr(c, name)
         if bv != cv:
-            warnings.append(f"Parameter {field} changed since the baseline: {bv!r} → {cv!r}.")
+            warnings.append(f"Parameter {name} changed since the baseline: {bv!r} → {cv!r}.")
     bs, cs = baseline.run_result.provenance.samples, current.provenance.samples
     if bs != cs:
         warnings.append(f"Samples per prompt changed since the baseline: {bs} → {cs}.")
@@ -108,6 +108,55 @@ def _provenance_warnings(baseline: BaselineSnapshot, current: CanaryRunResult) -
             "was asked changed, so their differences may come from the edit, not from drift."
         )
     return warnings
+
+
+@dataclass
+class _Matching:
+    """Both runs' results matched by ``(prompt_id, probe_key)``, and what could not be matched."""
+
+    base_prompts: list[str]
+    cur_prompts: list[str]
+    pairs: list[tuple[Key, _Side, _Side]] = field(default_factory=list)
+    new_probes: list[ResultRef] = field(default_factory=list)
+    removed_probes: list[ResultRef] = field(default_factory=list)
+    errored: list[ErroredResult] = field(default_factory=list)
+
+
+def _ordered_keys(groups: list[dict[Key, list[ProbeResult]]], prompts: list[str]) -> list[Key]:
+    """Every key, in the current run's prompt order (the first position of a prompt counts)."""
+    order: dict[str, int] = {}
+    for pid in prompts:
+        order.setdefault(pid, len(order))
+    keys = {key for group in groups for key in group}
+    return sorted(keys, key=lambda k: (order.get(k[0], 0), k))
+
+
+def _errored_side(side: str, key: Key, results: list[ProbeResult]) -> ErroredResult:
+    return ErroredResult(prompt_id=key[0], probe_key=key[1], side=side, error=_error_text(results))
+
+
+def _match(base_run: CanaryRunResult, current: CanaryRunResult) -> _Matching:
+    base_groups, cur_groups = _group(base_run.probe_results), _group(current.probe_results)
+    found = _Matching(_prompt_ids(base_run), _prompt_ids(current))
+    both = set(found.base_prompts) & set(found.cur_prompts)
+    for key in _ordered_keys([base_groups, cur_groups], found.cur_prompts + found.base_prompts):
+        if key[0] not in both:
+            continue  # whole prompt new or removed: listed once in the report
+        b_results, c_results = base_groups.get(key), cur_groups.get(key)
+        if b_results is None:
+            found.new_probes.append(ResultRef(prompt_id=key[0], probe_key=key[1]))
+            continue
+        if c_results is None:
+            found.removed_probes.append(ResultRef(prompt_id=key[0], probe_key=key[1]))
+            continue
+        b, c = _side(b_results), _side(c_results)
+        if b is None:
+            found.errored.append(_errored_side("baseline", key, b_results))
+        if c is None:
+            found.errored.append(_errored_side("current", key, c_results))
+        if b is not None and c is not None:
+            found.pairs.append((key, b, c))
+    return found
 
 
 def compare(
@@ -136,58 +185,11 @@ def compare(
             f"but current run is for '{current.suite_name}'. "
             "Cannot compare results from different suites."
         )
-    base_run = baseline.run_result
-    base_groups, cur_groups = _group(base_run.probe_results), _group(current.probe_results)
-    base_prompts, cur_prompts = _prompt_ids(base_run), _prompt_ids(current)
-    base_set, cur_set = set(base_prompts), set(cur_prompts)
-
-    errored: list[ErroredResult] = []
-    new_probes: list[ResultRef] = []
-    removed_probes: list[ResultRef] = []
-    pairs: list[tuple[Key, _Side, _Side]] = []
-
-    order: dict[str, int] = {}
-    for pid in cur_prompts + base_prompts:  # the current run's order; the first position counts
-        order.setdefault(pid, len(order))
-    keys = sorted(set(base_groups) | set(cur_groups), key=lambda k: (order.get(k[0], 0), k))
-    for key in keys:
-        prompt_id, probe_key = key
-        if prompt_id not in base_set or prompt_id not in cur_set:
-            continue  # whole prompt new or removed: listed once below
-        b_results, c_results = base_groups.get(key), cur_groups.get(key)
-        if b_results is None:
-            new_probes.append(ResultRef(prompt_id=prompt_id, probe_key=probe_key))
-            continue
-        if c_results is None:
-            removed_probes.append(ResultRef(prompt_id=prompt_id, probe_key=probe_key))
-            continue
-        b, c = _side(b_results), _side(c_results)
-        if b is None:
-            errored.append(
-                ErroredResult(
-                    prompt_id=prompt_id,
-                    probe_key=probe_key,
-                    side="baseline",
-                    error=_error_text(b_results),
-                )
-            )
-        if c is None:
-            errored.append(
-                ErroredResult(
-                    prompt_id=prompt_id,
-                    probe_key=probe_key,
-                    side="current",
-                    error=_error_text(c_results),
-                )
-            )
-        if b is not None and c is not None:
-            pairs.append((key, b, c))
-
+    found = _match(baseline.run_result, current)
     warnings = _provenance_warnings(baseline, current)
-    comparisons, statistical = _judge(
-        pairs, regression_threshold, improvement_threshold, alpha, warnings
-    )
-
+    thresholds = _Thresholds(regression_threshold, improvement_threshold, alpha)
+    comparisons, statistical = _judge(found.pairs, thresholds, warnings)
+    base_set, cur_set = set(found.base_prompts), set(found.cur_prompts)
     return DriftReport(
         suite_name=current.suite_name,
         provider=current.provider,
@@ -196,23 +198,70 @@ def compare(
         baseline_created_at=baseline.created_at,
         current_run_id=current.run_id,
         comparisons=comparisons,
-        new_prompts=[p for p in cur_prompts if p not in base_set],
-        removed_prompts=[p for p in base_prompts if p not in cur_set],
-        new_probes=new_probes,
-        removed_probes=removed_probes,
-        errored=errored,
+        new_prompts=[p for p in found.cur_prompts if p not in base_set],
+        removed_prompts=[p for p in found.base_prompts if p not in cur_set],
+        new_probes=found.new_probes,
+        removed_probes=found.removed_probes,
+        errored=found.errored,
         warnings=warnings,
         statistical=statistical,
         alpha=alpha if statistical else None,
     )
 
 
+@dataclass(frozen=True)
+class _Thresholds:
+    regression: float
+    improvement: float
+    alpha: float
+
+
+@dataclass(frozen=True)
+class _Significance:
+    """Repeated-sample tests by pair index, with BH-adjusted p-values in both directions."""
+
+    tests: dict[int, stats.SampleTest]
+    worse: dict[int, float]
+    better: dict[int, float]
+
+
+def _adjusted(
+    repeated: list[int], pvalues: list[float], min_pvalues: list[float], alpha: float
+) -> dict[int, float]:
+    """BH over the testable hypotheses only; the others get ``p_adjusted = 1``."""
+    keep = stats.testable(min_pvalues, alpha)
+    family = [i for i, k in zip(repeated, keep, strict=True) if k]
+    bh = stats.benjamini_hochberg([p for p, k in zip(pvalues, keep, strict=True) if k])
+    result = dict.fromkeys(repeated, 1.0)
+    result.update(zip(family, bh, strict=True))
+    return result
+
+
+def _significance(pairs: list[tuple[Key, _Side, _Side]], alpha: float) -> _Significance:
+    repeated = [i for i, (_, b, c) in enumerate(pairs) if b.n >= 2 and c.n >= 2]
+    tests = {
+        i: stats.test_samples(
+            pairs[i][1].scores, pairs[i][1].passes, pairs[i][2].scores, pairs[i][2].passes
+        )
+        for i in repeated
+    }
+    worse = _adjusted(
+        repeated,
+        [tests[i].p_worse for i in repeated],
+        [tests[i].min_p_worse for i in repeated],
+        alpha,
+    )
+    better = _adjusted(
+        repeated,
+        [tests[i].p_better for i in repeated],
+        [tests[i].min_p_better for i in repeated],
+        alpha,
+    )
+    return _Significance(tests, worse, better)
+
+
 def _judge(
-    pairs: list[tuple[Key, _Side, _Side]],
-    regression_threshold: float,
-    improvement_threshold: float,
-    alpha: float,
-    warnings: list[str],
+    pairs: list[tuple[Key, _Side, _Side]], thresholds: _Thresholds, warnings: list[str]
 ) -> tuple[list[ProbeComparison], bool]:
     """Verdict for every matched pair: threshold rule, or threshold + corrected significance.
 
@@ -222,77 +271,61 @@ def _judge(
     keeps them from diluting the family — Tarone 1990, Gilbert 2005). The others get
     ``p_adjusted = 1``. Regressions and improvements are two separate families.
     """
-    repeated = [i for i, (_, b, c) in enumerate(pairs) if b.n >= 2 and c.n >= 2]
     mixed = [i for i, (_, b, c) in enumerate(pairs) if (b.n >= 2) != (c.n >= 2)]
     if mixed:
         warnings.append(
             f"{len(mixed)} comparison(s) have repeated samples on one side only; they use the "
             "single-sample threshold rule without a significance test."
         )
-    tests = {
-        i: stats.test_samples(
-            pairs[i][1].scores, pairs[i][1].passes, pairs[i][2].scores, pairs[i][2].passes
+    sig = _significance(pairs, thresholds.alpha)
+    comparisons = [
+        _comparison(key, b, c, i, sig, thresholds) for i, (key, b, c) in enumerate(pairs)
+    ]
+    return comparisons, bool(sig.tests)
+
+
+def _comparison(
+    key: Key, b: _Side, c: _Side, index: int, sig: _Significance, thresholds: _Thresholds
+) -> ProbeComparison:
+    """One matched pair's row: its verdict, and its test when both sides have repeated samples."""
+    prompt_id, probe_key = key
+    delta = c.mean - b.mean
+    t = sig.tests.get(index)
+    p_value = p_adjusted = None
+    if t is not None:
+        drop_ok = delta <= -thresholds.regression + _EPS
+        gain_ok = delta >= thresholds.improvement - _EPS
+        regression = drop_ok and sig.worse[index] < thresholds.alpha
+        improvement = gain_ok and sig.better[index] < thresholds.alpha
+        # Report the test in the direction the means moved.
+        p_value = t.p_worse if delta <= 0 else t.p_better
+        p_adjusted = sig.worse[index] if delta <= 0 else sig.better[index]
+    else:
+        regression, improvement = _threshold_verdict(
+            b, c, thresholds.regression, thresholds.improvement
         )
-        for i in repeated
-    }
-
-    def adjusted(pvalues: list[float], min_pvalues: list[float]) -> dict[int, float]:
-        keep = stats.testable(min_pvalues, alpha)
-        family = [i for i, k in zip(repeated, keep, strict=True) if k]
-        bh = stats.benjamini_hochberg([p for p, k in zip(pvalues, keep, strict=True) if k])
-        result = dict.fromkeys(repeated, 1.0)
-        result.update(zip(family, bh, strict=True))
-        return result
-
-    adj_worse = adjusted(
-        [tests[i].p_worse for i in repeated], [tests[i].min_p_worse for i in repeated]
+    return ProbeComparison(
+        probe_id=c.first.probe_id,
+        probe_key=probe_key,
+        probe_name=c.first.probe_name,
+        category=c.first.category,
+        prompt_id=prompt_id,
+        baseline_score=b.mean,
+        current_score=c.mean,
+        score_delta=delta,
+        baseline_passed=b.passed,
+        current_passed=c.passed,
+        regression=regression,
+        improvement=improvement,
+        baseline_details=b.first.details,
+        current_details=c.first.details,
+        baseline_samples=b.n,
+        current_samples=c.n,
+        baseline_pass_rate=b.pass_rate,
+        current_pass_rate=c.pass_rate,
+        pass_rate_ci=t.pass_rate_ci if t else None,
+        score_ci=t.score_ci if t else None,
+        p_value=p_value,
+        p_adjusted=p_adjusted,
+        flaky=0.0 < b.pass_rate < 1.0,
     )
-    adj_better = adjusted(
-        [tests[i].p_better for i in repeated], [tests[i].min_p_better for i in repeated]
-    )
-
-    comparisons: list[ProbeComparison] = []
-    for i, ((prompt_id, probe_key), b, c) in enumerate(pairs):
-        delta = c.mean - b.mean
-        t = tests.get(i)
-        p_value = p_adjusted = None
-        if t is not None:
-            drop_ok = delta <= -regression_threshold + _EPS
-            gain_ok = delta >= improvement_threshold - _EPS
-            regression = drop_ok and adj_worse[i] < alpha
-            improvement = gain_ok and adj_better[i] < alpha
-            # Report the test in the direction the means moved.
-            p_value = t.p_worse if delta <= 0 else t.p_better
-            p_adjusted = adj_worse[i] if delta <= 0 else adj_better[i]
-        else:
-            regression, improvement = _threshold_verdict(
-                b, c, regression_threshold, improvement_threshold
-            )
-        comparisons.append(
-            ProbeComparison(
-                probe_id=c.first.probe_id,
-                probe_key=probe_key,
-                probe_name=c.first.probe_name,
-                category=c.first.category,
-                prompt_id=prompt_id,
-                baseline_score=b.mean,
-                current_score=c.mean,
-                score_delta=delta,
-                baseline_passed=b.passed,
-                current_passed=c.passed,
-                regression=regression,
-                improvement=improvement,
-                baseline_details=b.first.details,
-                current_details=c.first.details,
-                baseline_samples=b.n,
-                current_samples=c.n,
-                baseline_pass_rate=b.pass_rate,
-                current_pass_rate=c.pass_rate,
-                pass_rate_ci=t.pass_rate_ci if t else None,
-                score_ci=t.score_ci if t else None,
-                p_value=p_value,
-                p_adjusted=p_adjusted,
-                flaky=0.0 < b.pass_rate < 1.0,
-            )
-        )
-    return comparisons, bool(repeated)

@@ -21,7 +21,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from promptcanary.core.models import CanaryPrompt, default_prompt_id
-from promptcanary.core.probes import BaseProbe, get_probe_registry
+from promptcanary.core.probes import BaseProbe, ProbeRegistry
+from promptcanary.core.probes.registry import registry_or_active
 from promptcanary.core.suite import (
     CanarySuite,
     ModelSpec,
@@ -70,7 +71,7 @@ class _Doc(BaseModel):
 
 
 class _DefaultsDoc(_Doc):
-    temperature: float | None = Field(default=None, ge=0)
+    temperature: float | None = Field(default=None, ge=0, le=2)  # ProviderConfig's range
     max_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = None
     samples: int | None = Field(default=None, ge=1)
@@ -256,18 +257,22 @@ class _ProbeEntry:
 
 
 def _build_probe(
-    entry: dict[str, Any], loc: Loc, context: SourceMap, *, prompt_id: str | None
+    entry: dict[str, Any],
+    loc: Loc,
+    context: SourceMap,
+    registry: ProbeRegistry,
+    *,
+    prompt_id: str | None,
 ) -> _ProbeEntry:
     probe_type = entry.get("type")
     if "type" not in entry:
         raise context.error("probe entry has no 'type'", loc, hint="e.g. `- type: json_validity`")
     if not isinstance(probe_type, str):
         raise context.error(f"'type' must be a string, got {_got(probe_type)}", (*loc, "type"))
-    registry = get_probe_registry()
     if probe_type not in registry:
         raise context.error(
-            f"unknown probe type {probe_type!r}{_suggest(probe_type, registry) or '.'} "
-            f"Valid types: {', '.join(sorted(registry))}",
+            f"unknown probe type {probe_type!r}{_suggest(probe_type, registry.names) or '.'} "
+            f"Valid types: {', '.join(registry.names)}",
             loc,
         )
     explicit_id = entry.get("id")
@@ -277,7 +282,7 @@ def _build_probe(
         )
     tags = _apply_to_tags(entry, loc, context, per_prompt=prompt_id is not None)
     params = {k: v for k, v in entry.items() if k not in PROBE_ENTRY_KEYS}
-    probe = _construct(registry[probe_type], probe_type, params, loc, context)
+    probe = _construct(registry.get(probe_type), probe_type, params, loc, context)
     key = probe_key_for(probe, explicit_id)
     binding = ProbeBinding(probe, key, prompt_id, tags, context.line(loc))
     return _ProbeEntry(binding, loc)
@@ -376,7 +381,7 @@ def _iter_probe_entries(doc: _SuiteDoc, prompts: list[CanaryPrompt]) -> Iterator
             yield ("prompts", i, "probes", j), (entry, prompt.id)
 
 
-def _build(data: Any, context: SourceMap) -> CanarySuite:
+def _build(data: Any, context: SourceMap, registry: ProbeRegistry | None) -> CanarySuite:
     if data is None:
         raise context.error("empty suite: the file has no content", hint="run `promptcanary init`")
     if not isinstance(data, dict):
@@ -394,7 +399,13 @@ def _build(data: Any, context: SourceMap) -> CanarySuite:
         )
     prompts, prompt_lines = _prompts(doc, context)
     entries = [
-        _build_probe(entry, loc, context, prompt_id=prompt_id)
+        _build_probe(
+            entry,
+            loc,
+            context,
+            registry_or_active(registry),
+            prompt_id=prompt_id,
+        )
         for loc, (entry, prompt_id) in _iter_probe_entries(doc, prompts)
     ]
     if not entries:
@@ -490,23 +501,30 @@ def _check_probe_keys(
 # ── public entry points ──────────────────────────────────────────────────────
 
 
-def load_suite(path: str | Path) -> CanarySuite:
-    """Read, validate and build the suite in ``path``; every problem is a SuiteConfigError."""
+def load_suite(path: str | Path, *, registry: ProbeRegistry | None = None) -> CanarySuite:
+    """Read, validate and build the suite in ``path``; every problem is a SuiteConfigError.
+
+    Probe ``type:`` names resolve in ``registry`` (default: the active registry).
+    """
     source = str(path)
     text = read_suite_file(Path(path), source)
     data, context = parse_yaml(text, source)
-    return _build(data, context)
+    return _build(data, context, registry)
 
 
-def suite_from_text(text: str, *, source: str = "<string>") -> CanarySuite:
+def suite_from_text(
+    text: str, *, source: str = "<string>", registry: ProbeRegistry | None = None
+) -> CanarySuite:
     """Build a suite from YAML text; ``source`` names it in error messages."""
     data, context = parse_yaml(text, source)
-    return _build(data, context)
+    return _build(data, context, registry)
 
 
-def suite_from_dict(config: Any, *, source: str = "<dict>") -> CanarySuite:
+def suite_from_dict(
+    config: Any, *, source: str = "<dict>", registry: ProbeRegistry | None = None
+) -> CanarySuite:
     """Build a suite from already-parsed data (no line numbers are known)."""
-    return _build(config, SourceMap(source))
+    return _build(config, SourceMap(source), registry)
 
 
 def _plain(value: Any) -> Any:

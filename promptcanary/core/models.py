@@ -15,7 +15,15 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
 SCHEMA_VERSION = 2
 """Version of the baseline snapshot document written by this engine."""
@@ -26,6 +34,9 @@ MAX_STORED_RESPONSE_CHARS = 100_000
 The probes score the whole text first; only what is stored is cut, and the response then says
 how long the text was (:attr:`LLMResponse.truncated_from`).
 """
+
+TEMPERATURE_RANGE = (0.0, 2.0)
+"""Sampling temperatures a :class:`ProviderConfig` accepts (what the providers accept)."""
 
 
 def _utcnow() -> datetime:
@@ -93,6 +104,15 @@ class DriftSeverity(str, Enum):
 _SEVERITY_ORDER = list(DriftSeverity)
 
 
+class ReportFormat(str, Enum):
+    """Output formats of reports (kept for code written against PromptCanary 0.2.2)."""
+
+    TERMINAL = "terminal"
+    MARKDOWN = "markdown"
+    HTML = "html"
+    JSON = "json"
+
+
 class CanaryPrompt(BaseModel):
     """A single prompt entry in a CanarySuite, with optional metadata."""
 
@@ -107,6 +127,13 @@ class CanaryPrompt(BaseModel):
     tools: list[dict[str, Any]] | None = None
     response_format: dict[str, Any] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("text")
+    @classmethod
+    def text_must_be_nonempty(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("text must not be empty: give the prompt sent to the model")
+        return v
 
     @model_validator(mode="after")
     def _default_id(self) -> CanaryPrompt:
@@ -146,7 +173,10 @@ class LLMResponse(BaseModel):
     retries: int = 0
     error: str | None = None
     """Set when the call failed after its retries; such a response is *errored*, not scored."""
-    created_at: datetime = Field(default_factory=_utcnow)
+    created_at: datetime = Field(
+        default_factory=_utcnow, validation_alias=AliasChoices("created_at", "timestamp")
+    )
+    """Named ``timestamp`` in PromptCanary 0.2.2 documents, which still load."""
     truncated_from: int | None = None
     """The text's length in characters when ``content`` holds only its first part (stored
     responses are kept to :data:`MAX_STORED_RESPONSE_CHARS`); ``None`` when kept whole."""
@@ -165,6 +195,11 @@ class LLMResponse(BaseModel):
                 "truncated_from": self.truncated_from or len(self.content),
             }
         )
+
+    @property
+    def timestamp(self) -> datetime:
+        """The name PromptCanary 0.2.2 used for :attr:`created_at`."""
+        return self.created_at
 
 
 class ProbeResult(BaseModel):
@@ -203,6 +238,31 @@ class ProviderConfig(BaseModel):
     max_tokens: int = 1024
     seed: int | None = 42
     extra_params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("model_id")
+    @classmethod
+    def model_id_must_be_nonempty(cls, v: str) -> str:
+        # Stripped: a baseline keyed by "  openai/gpt-4o " would never match the next run.
+        if not v.strip():
+            raise ValueError("model_id must not be empty: give a LiteLLM model id (openai/gpt-4o)")
+        return v.strip()
+
+    @field_validator("temperature")
+    @classmethod
+    def _temperature_in_range(cls, v: float) -> float:
+        if not TEMPERATURE_RANGE[0] <= v <= TEMPERATURE_RANGE[1]:
+            low, high = TEMPERATURE_RANGE
+            raise ValueError(
+                f"temperature={v!r} is out of range; it must be within [{low:g}, {high:g}]"
+            )
+        return v
+
+    @field_validator("max_tokens")
+    @classmethod
+    def _max_tokens_positive(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError(f"max_tokens={v!r} is out of range; it must be an integer >= 1")
+        return v
 
 
 class TokenUsage(BaseModel):
@@ -334,6 +394,11 @@ class BaselineSnapshot(BaseModel):
     created_at: datetime = Field(default_factory=_utcnow)
     note: str = ""
 
+    @classmethod
+    def of_run(cls, run: CanaryRunResult, *, note: str = "") -> BaselineSnapshot:
+        """The snapshot that makes ``run`` a baseline: keyed by the run's suite and provider."""
+        return cls(suite_name=run.suite_name, provider=run.provider, run_result=run, note=note)
+
     @field_validator("schema_version")
     @classmethod
     def _known_version(cls, v: int) -> int:
@@ -384,6 +449,10 @@ class ProbeComparison(BaseModel):
         if not self.probe_key:
             object.__setattr__(self, "probe_key", self.probe_id)
         return self
+
+    @property
+    def absolute_delta(self) -> float:
+        return abs(self.score_delta)
 
 
 class ResultRef(BaseModel):
@@ -437,7 +506,10 @@ class DriftReport(BaseModel):
     statistical: bool = False
     """True when the verdicts come from repeated-sample significance tests."""
     alpha: float | None = None
-    created_at: datetime = Field(default_factory=_utcnow)
+    created_at: datetime = Field(
+        default_factory=_utcnow, validation_alias=AliasChoices("created_at", "generated_at")
+    )
+    """Named ``generated_at`` in PromptCanary 0.2.2 documents, which still load."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -473,6 +545,41 @@ class DriftReport(BaseModel):
     @property
     def score_delta(self) -> float:
         return self.current_score - self.baseline_score
+
+    # ── PromptCanary 0.2.2 names (plain properties: drift.json keeps its shape) ──────────────
+
+    @property
+    def has_drift(self) -> bool:
+        """True when any comparison regressed (the name scripts gate on)."""
+        return self.has_regressions
+
+    @property
+    def overall_baseline_score(self) -> float:
+        return self.baseline_score
+
+    @property
+    def overall_current_score(self) -> float:
+        return self.current_score
+
+    @property
+    def overall_score_delta(self) -> float:
+        """Current minus baseline mean score over the comparisons (negative = worse)."""
+        return self.score_delta
+
+    @property
+    def stable(self) -> list[ProbeComparison]:
+        """Comparisons that neither regressed nor improved."""
+        return [c for c in self.comparisons if not c.regression and not c.improvement]
+
+    @property
+    def generated_at(self) -> datetime:
+        return self.created_at
+
+    @property
+    def report_id(self) -> str:
+        """Deterministic: the same baseline compared with the same run has the same id."""
+        digest = hashlib.sha256(f"{self.baseline_snapshot_id}\x00{self.current_run_id}".encode())
+        return str(uuid.UUID(digest.hexdigest()[:32]))
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
+from promptcanary.core.probes.registry import ProbeRegistry, registry_or_active
+
 
 class ProbeModuleError(Exception):
     """A custom probe module could not be imported; names the file and the cause."""
@@ -72,39 +74,46 @@ def _is_prefix(module: str, entry: str) -> bool:
 
 
 def import_probe_modules(
-    entries: Sequence[str], *, base_dir: Path, label: str = "probe module"
+    entries: Sequence[str],
+    *,
+    base_dir: Path,
+    label: str = "probe module",
+    registry: ProbeRegistry | None = None,
 ) -> list[ModuleType]:
-    """Import every entry; the first failure raises :class:`ProbeModuleError`."""
-    modules: list[ModuleType] = []
+    """Import every entry; the first failure raises :class:`ProbeModuleError`.
+
+    The probes the modules define register in ``registry`` (default: the active registry).
+    """
     if str(base_dir) not in sys.path:
         sys.path.insert(0, str(base_dir))  # so workspace packages and sibling imports resolve
-    for entry in entries:
-        looks_like_file = entry.endswith(".py") or "/" in entry
-        path = (base_dir / entry) if looks_like_file else None
-        if path is not None and not path.is_file():
+    with registry_or_active(registry).active():
+        return [_import_entry(entry, base_dir, label) for entry in entries]
+
+
+def _import_entry(entry: str, base_dir: Path, label: str) -> ModuleType:
+    """One entry imported, or a :class:`ProbeModuleError` naming where it failed."""
+    looks_like_file = entry.endswith(".py") or "/" in entry
+    path = (base_dir / entry) if looks_like_file else None
+    if path is not None and not path.is_file():
+        raise ProbeModuleError(f"{label}: {entry}: no such file (paths are relative to {base_dir})")
+    try:
+        return _import_file(path, base_dir) if path else importlib.import_module(entry)
+    except ProbeModuleError:
+        raise
+    except ModuleNotFoundError as exc:
+        # The entry itself (or its package) is missing, not a dependency the module imports.
+        if path is None and exc.name is not None and _is_prefix(exc.name, entry):
             raise ProbeModuleError(
-                f"{label}: {entry}: no such file (paths are relative to {base_dir})"
-            )
-        try:
-            modules.append(_import_file(path, base_dir) if path else importlib.import_module(entry))
-        except ProbeModuleError:
-            raise
-        except ModuleNotFoundError as exc:
-            # The entry itself (or its package) is missing, not a dependency the module imports.
-            if path is None and exc.name is not None and _is_prefix(exc.name, entry):
-                raise ProbeModuleError(
-                    f"{label}: {entry}: no such module ({exc}); give a file path ending in "
-                    f".py, or a module importable from {base_dir}"
-                ) from exc
-            where = _where(exc, path, base_dir) or entry
-            raise ProbeModuleError(
-                f"{where}: importing custom probe module {entry!r} failed: "
-                f"{type(exc).__name__}: {exc}"
+                f"{label}: {entry}: no such module ({exc}); give a file path ending in "
+                f".py, or a module importable from {base_dir}"
             ) from exc
-        except Exception as exc:  # user code may raise anything at import time
-            where = _where(exc, path, base_dir) or entry
-            raise ProbeModuleError(
-                f"{where}: importing custom probe module {entry!r} failed: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
-    return modules
+        raise _failed(exc, entry, path, base_dir) from exc
+    except Exception as exc:  # user code may raise anything at import time
+        raise _failed(exc, entry, path, base_dir) from exc
+
+
+def _failed(exc: Exception, entry: str, path: Path | None, base_dir: Path) -> ProbeModuleError:
+    where = _where(exc, path, base_dir) or entry
+    return ProbeModuleError(
+        f"{where}: importing custom probe module {entry!r} failed: {type(exc).__name__}: {exc}"
+    )

@@ -8,6 +8,7 @@ with today's probes compares like with like; prompts without a stored response s
 from __future__ import annotations
 
 from promptcanary.core.models import BaselineSnapshot
+from promptcanary.core.scoring import score_responses
 from promptcanary.core.suite import CanarySuite
 
 
@@ -19,15 +20,10 @@ def needs_rescore(snapshot: BaselineSnapshot, suite: CanarySuite) -> bool:
 def rescore(snapshot: BaselineSnapshot, suite: CanarySuite) -> tuple[BaselineSnapshot, int]:
     """The snapshot with every stored response re-scored by ``suite``; and how many were."""
     run = snapshot.run_result
-    prompts = {p.id: p for p in suite.prompts}
-    results = []
-    rescored = 0
-    for response in run.llm_responses:
-        prompt = prompts.get(response.prompt_id)
-        if prompt is None:
-            continue  # removed from the suite: the comparison lists it as removed
-        results.extend(suite.score(prompt, response))
-        rescored += 1
+    known = {p.id for p in suite.prompts}
+    # Responses to prompts removed from the suite stay unscored: the comparison lists them.
+    rescored = sum(1 for response in run.llm_responses if response.prompt_id in known)
+    results = score_responses(suite, run.llm_responses)
     provenance = run.provenance.model_copy(update={"probe_config_hash": suite.probe_config_hash})
     new_run = run.model_copy(update={"probe_results": results, "provenance": provenance})
     return snapshot.model_copy(update={"run_result": new_run}), rescored

@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -21,12 +23,12 @@ from promptcanary.core.models import (
     CanaryPrompt,
     CanaryRunResult,
     LLMResponse,
-    ProbeResult,
     Provenance,
     ProviderConfig,
 )
 from promptcanary.core.progress import RunProgress
 from promptcanary.core.redact import redact_params
+from promptcanary.core.scoring import score_responses
 from promptcanary.providers.base import BaseLLMProvider, ProviderError
 
 if TYPE_CHECKING:
@@ -51,7 +53,8 @@ def effective_config(config: ProviderConfig, options: RunOptions) -> ProviderCon
         for name in ("temperature", "max_tokens", "seed")
         if (value := getattr(options, name)) is not None
     }
-    return config.model_copy(update=update) if update else config
+    # Validated (model_copy is not): a temperature of 5 is refused like in ProviderConfig(...).
+    return ProviderConfig.model_validate({**config.model_dump(), **update}) if update else config
 
 
 def timeout_slack(timeout: float) -> float:
@@ -67,6 +70,104 @@ def backoff_delay(attempt: int, retry_after: float | None, rng: random.Random) -
     return delay
 
 
+@dataclass(frozen=True)
+class Job:
+    """One request of a run: a prompt and the index of the sample it produces."""
+
+    prompt: CanaryPrompt
+    sample: int
+
+
+def plan(prompts: Sequence[CanaryPrompt], samples: int, *, first_sample: int = 0) -> list[Job]:
+    """Samples ``first_sample`` … ``first_sample + samples - 1`` of every prompt, in suite order.
+
+    A later round (more samples for the prompts still undecided) starts where the last ended.
+    """
+    return [Job(p, first_sample + i) for p in prompts for i in range(samples)]
+
+
+class RunSession:
+    """The requests of one run against one provider: concurrency, retries, per-sample seeds.
+
+    ``answer`` may be called more than once (e.g. extra samples for some prompts); every call
+    shares the concurrency limit and the provider clones.
+    """
+
+    def __init__(
+        self,
+        suite: CanarySuite,
+        provider: BaseLLMProvider,
+        options: RunOptions,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.suite = suite
+        self.config = provider.config
+        self._provider = provider
+        self._clones: dict[int, BaseLLMProvider] = {}
+        self._call = _Caller(
+            model_id=self.config.model_id,
+            timeout=options.timeout,
+            max_retries=max(0, options.max_retries),
+            sleep=sleep,
+            rng=rng or random.Random(),
+        )
+        self._semaphore = asyncio.Semaphore(max(1, options.concurrency))
+
+    def provider_for(self, sample: int) -> BaseLLMProvider:
+        """Sample i asks with seed + i, so repeated samples differ where seeds are honoured.
+
+        Cloning is a shallow copy; connections stay shared.
+        """
+        seed = self.config.seed
+        if sample == 0 or seed is None:
+            return self._provider
+        if sample not in self._clones:
+            clone = self.config.model_copy(update={"seed": seed + sample})
+            self._clones[sample] = self._provider.with_config(clone)
+        return self._clones[sample]
+
+    async def answer(self, jobs: Sequence[Job], progress: RunProgress) -> list[LLMResponse]:
+        """One response per job, in the jobs' order whatever order they finish in."""
+
+        async def one(job: Job) -> LLMResponse:
+            # The slot is held through backoff sleeps: under a rate limit, freeing it would only
+            # let another request hit the same limit.
+            async with self._semaphore:
+                response = await self._call(
+                    self.provider_for(job.sample),
+                    job.prompt,
+                    self.suite.system_prompt_for(job.prompt),
+                    job.sample,
+                )
+            progress.advance(errored=response.errored, retries=response.retries)
+            return response
+
+        return list(await asyncio.gather(*(one(job) for job in jobs)))
+
+    async def aclose(self) -> None:
+        await self._provider.aclose()
+
+
+def run_suite_blocking(
+    suite: CanarySuite, provider: BaseLLMProvider, options: RunOptions
+) -> CanaryRunResult:
+    """:func:`run_suite` for synchronous callers, inside or outside a running event loop."""
+
+    def run_in_new_loop() -> CanaryRunResult:
+        return asyncio.run(run_suite(suite, provider, options))
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run_in_new_loop()
+    # Called from a running event loop (a notebook, an async handler), where asyncio.run()
+    # refuses to start: the run gets its own loop in a worker thread.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="promptcanary-run") as pool:
+        return pool.submit(run_in_new_loop).result()
+
+
 async def run_suite(
     suite: CanarySuite,
     provider: BaseLLMProvider,
@@ -76,77 +177,54 @@ async def run_suite(
     rng: random.Random | None = None,
     progress_stream: TextIO | None = None,
 ) -> CanaryRunResult:
-    """Run every prompt of ``suite`` ``options.samples`` times against ``provider`` and score it.
+    """Run every prompt of ``suite`` against ``provider``, score the answers, return the run.
+
+    ``options`` override the suite's ``defaults:``, which override the provider's configuration.
 
     Raises:
         MissingCredentialsError: from ``provider.check_environment()``, before any request.
     """
+    options = options.over(suite.defaults)
     config = effective_config(provider.config, options)
     run_provider = provider.with_config(config) if config != provider.config else provider
     run_provider.check_environment()
-
-    samples = max(1, options.samples)
-    # One provider per sample index: sample i uses seed + i, so repeated samples differ where the
-    # provider honours seeds. Cloning is a shallow copy; connections stay shared.
-    sample_providers = [
-        run_provider
-        if i == 0 or config.seed is None
-        else run_provider.with_config(config.model_copy(update={"seed": config.seed + i}))
-        for i in range(samples)
-    ]
-    jobs = [(prompt, i) for prompt in suite.prompts for i in range(samples)]
-    responses: list[LLMResponse | None] = [None] * len(jobs)
-    scores: list[list[ProbeResult]] = [[] for _ in jobs]
+    session = RunSession(suite, run_provider, options, sleep=sleep, rng=rng)
+    jobs = plan(suite.prompts, options.sample_count)
     progress = RunProgress(len(jobs), stream=progress_stream, enabled=options.show_progress)
-    call = _Caller(
-        model_id=config.model_id,
-        timeout=options.timeout,
-        max_retries=max(0, options.max_retries),
-        sleep=sleep,
-        rng=rng or random.Random(),
-    )
-    semaphore = asyncio.Semaphore(max(1, options.concurrency))
-
-    async def one(index: int, prompt: CanaryPrompt, sample: int) -> None:
-        # The slot is held through backoff sleeps: under a rate limit, freeing it would only
-        # let another request hit the same limit.
-        async with semaphore:
-            response = await call(
-                sample_providers[sample], prompt, suite.system_prompt_for(prompt), sample
-            )
-        scores[index] = suite.score(prompt, response)  # the whole text
-        responses[index] = response.bounded()  # what is kept
-        progress.advance(errored=response.errored, retries=response.retries)
-
     started_at = datetime.now(UTC)
     try:
-        await asyncio.gather(*(one(n, prompt, i) for n, (prompt, i) in enumerate(jobs)))
+        responses = await session.answer(jobs, progress)
     finally:
         progress.finish()
-        await run_provider.aclose()
+        await session.aclose()
     finished_at = datetime.now(UTC)
-
-    done = [r for r in responses if r is not None]
+    probe_results = score_responses(suite, responses)  # the whole text
+    kept = [response.bounded() for response in responses]  # what is stored
     if options.record is not None:
         from promptcanary.providers.replay import write_recording
 
-        write_recording(options.record, done)
+        write_recording(options.record, kept)
     return CanaryRunResult(
         suite_name=suite.name,
         provider=config.model_copy(update={"extra_params": redact_params(config.extra_params)}),
-        probe_results=[result for results in scores for result in results],
-        llm_responses=done,
+        probe_results=probe_results,
+        llm_responses=kept,
         started_at=started_at,
         finished_at=finished_at,
-        provenance=Provenance(
-            suite_hash=suite.suite_hash,
-            probe_config_hash=suite.probe_config_hash,
-            engine_version=promptcanary.__version__,
-            samples=samples,
-            git_sha=options.git_sha,
-            git_ref=options.git_ref,
-            prompt_hashes=suite.prompt_hashes,
-        ),
+        provenance=provenance(suite, options),
+    )
+
+
+def provenance(suite: CanarySuite, options: RunOptions) -> Provenance:
+    """Where a run came from: the suite's hashes, the engine, the samples and the commit."""
+    return Provenance(
+        suite_hash=suite.suite_hash,
+        probe_config_hash=suite.probe_config_hash,
+        engine_version=promptcanary.__version__,
+        samples=options.sample_count,
+        git_sha=options.git_sha,
+        git_ref=options.git_ref,
+        prompt_hashes=suite.prompt_hashes,
     )
 
 

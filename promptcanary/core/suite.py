@@ -1,18 +1,17 @@
-"""CanarySuite: prompts plus probes, scoring, and the entry points of a run.
+"""CanarySuite: prompts plus probes (data), and the documented entry points of a run.
 
-The concurrent request machinery lives in :mod:`promptcanary.core.runner`; YAML parsing lives in
-:mod:`promptcanary.core.config`. This module holds what both need: which probes apply to which
-prompt (``ProbeBinding``), deterministic probe keys and hashes, and scoring of one response.
+The suite is data: which probes apply to which prompt (``ProbeBinding``), deterministic probe
+keys and hashes, run defaults and YAML lines. Running lives in :mod:`promptcanary.core.runner`,
+scoring in :mod:`promptcanary.core.scoring`, YAML parsing in :mod:`promptcanary.core.config`;
+``run``/``arun``/``score`` are thin doorways to them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ from promptcanary.core.models import (
 from promptcanary.core.probes.base import BaseProbe
 
 if TYPE_CHECKING:
+    from promptcanary.core.probes.registry import ProbeRegistry
     from promptcanary.providers.base import BaseLLMProvider
 
 
@@ -108,14 +108,23 @@ class RunDefaults:
     samples: int | None = None
 
 
+_DEFAULTABLE = tuple(f.name for f in fields(RunDefaults))
+
+
 @dataclass(frozen=True)
 class RunOptions:
-    """How a run is executed; the first three override the provider's configuration."""
+    """How a run is executed: the caller's choices (CLI flags, action inputs, keywords).
+
+    The model parameters (``temperature``, ``max_tokens``, ``seed``, ``samples``) are ``None``
+    when the caller did not set them: then the suite's ``defaults:`` apply, and after those the
+    provider's configuration (one sample). ``None`` is never a valid value, so an explicit
+    ``samples=1`` overrides a suite default of 3.
+    """
 
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
-    samples: int = 1
+    samples: int | None = None
     concurrency: int = 8
     timeout: float = 60.0
     max_retries: int = 3
@@ -123,6 +132,20 @@ class RunOptions:
     record: str | Path | None = None
     git_sha: str | None = None
     git_ref: str | None = None
+
+    def over(self, defaults: RunDefaults) -> RunOptions:
+        """These options with every model parameter they leave unset taken from ``defaults``."""
+        update = {
+            name: getattr(defaults, name)
+            for name in _DEFAULTABLE
+            if getattr(self, name) is None and getattr(defaults, name) is not None
+        }
+        return replace(self, **update) if update else self
+
+    @property
+    def sample_count(self) -> int:
+        """Responses per prompt: the ``samples`` set, else one."""
+        return max(1, self.samples) if self.samples is not None else 1
 
 
 class SuiteError(ValueError):
@@ -253,7 +276,9 @@ class CanarySuite:
 
     def score(self, prompt: CanaryPrompt, response: LLMResponse) -> list[ProbeResult]:
         """Every applicable probe's result for one response (errored responses are not scored)."""
-        return score_response(self.bindings_for(prompt), prompt, response)
+        from promptcanary.core.scoring import score
+
+        return score(self, prompt, response)
 
     # ── running ──────────────────────────────────────────────────────────────
 
@@ -265,38 +290,18 @@ class CanarySuite:
         max_tokens: int | None = None,
         seed: int | None = None,
         show_progress: bool = True,
-        samples: int | None = None,
-        concurrency: int = 8,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        record: str | Path | None = None,
+        **options: Any,
     ) -> CanaryRunResult:
-        """Run all prompts against the provider, apply all probes, return results."""
+        """Run all prompts against the provider, apply all probes, return results.
 
-        def run_in_new_loop() -> CanaryRunResult:
-            return asyncio.run(
-                self.arun(
-                    provider,
-                    temperature=temperature,
-                    max_tokens=max_tokens,
-                    seed=seed,
-                    show_progress=show_progress,
-                    samples=samples,
-                    concurrency=concurrency,
-                    timeout=timeout,
-                    max_retries=max_retries,
-                    record=record,
-                )
-            )
+        ``options`` are further :class:`RunOptions` fields (``samples``, ``concurrency``,
+        ``timeout``, ``max_retries``, ``record``, ``git_sha``, ``git_ref``); the suite's
+        ``defaults:`` fill the model parameters not given.
+        """
+        from promptcanary.core.runner import run_suite_blocking
 
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return run_in_new_loop()
-        # Called from a running event loop (a notebook, an async handler), where asyncio.run()
-        # refuses to start: the run gets its own loop in a worker thread.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="promptcanary-run") as pool:
-            return pool.submit(run_in_new_loop).result()
+        given = _given(temperature, max_tokens, seed, show_progress, options)
+        return run_suite_blocking(self, provider, given)
 
     async def arun(
         self,
@@ -306,47 +311,37 @@ class CanarySuite:
         max_tokens: int | None = None,
         seed: int | None = None,
         show_progress: bool = True,
-        samples: int | None = None,
-        concurrency: int = 8,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        record: str | Path | None = None,
-        git_sha: str | None = None,
-        git_ref: str | None = None,
+        **options: Any,
     ) -> CanaryRunResult:
-        """The asynchronous form of :meth:`run`; suite ``defaults`` fill what is not given."""
+        """The asynchronous form of :meth:`run`."""
         from promptcanary.core.runner import run_suite
 
-        d = self.defaults
-        options = RunOptions(
-            temperature=temperature if temperature is not None else d.temperature,
-            max_tokens=max_tokens if max_tokens is not None else d.max_tokens,
-            seed=seed if seed is not None else d.seed,
-            samples=samples if samples is not None else (d.samples or 1),
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
-            show_progress=show_progress,
-            record=record,
-            git_sha=git_sha,
-            git_ref=git_ref,
-        )
-        return await run_suite(self, provider, options)
+        given = _given(temperature, max_tokens, seed, show_progress, options)
+        return await run_suite(self, provider, given)
 
     # ── YAML ─────────────────────────────────────────────────────────────────
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> CanarySuite:
-        """Load a CanarySuite from a YAML file (format: :mod:`promptcanary.core.config`)."""
+    def from_yaml(cls, path: str | Path, *, registry: ProbeRegistry | None = None) -> CanarySuite:
+        """Load a CanarySuite from a YAML file (format: :mod:`promptcanary.core.config`).
+
+        Probe ``type:`` names resolve in ``registry`` (default: the active registry).
+        """
         from promptcanary.core.config import load_suite
 
-        return load_suite(path)
+        return load_suite(path, registry=registry)
 
     @classmethod
-    def _from_dict(cls, config: dict[str, Any], *, source: str = "<dict>") -> CanarySuite:
+    def _from_dict(
+        cls,
+        config: dict[str, Any],
+        *,
+        source: str = "<dict>",
+        registry: ProbeRegistry | None = None,
+    ) -> CanarySuite:
         from promptcanary.core.config import suite_from_dict
 
-        return suite_from_dict(config, source=source)
+        return suite_from_dict(config, source=source, registry=registry)
 
     def to_yaml_template(self) -> str:
         """Render this suite back to a YAML config string (useful for ``init``)."""
@@ -359,32 +354,18 @@ class CanarySuite:
         return f"CanarySuite(name={self.name!r}, {counts})"
 
 
-def score_response(
-    bindings: Iterable[ProbeBinding], prompt: CanaryPrompt, response: LLMResponse
-) -> list[ProbeResult]:
-    """Apply each binding's probe; a probe that raises becomes a scored failure, never a crash."""
-    results: list[ProbeResult] = []
-    for binding in bindings:
-        probe = binding.probe
-        update: dict[str, object] = {"probe_key": binding.key, "sample": response.sample}
-        if response.errored:
-            # Not the model's failure: there is nothing to score, and comparisons skip it.
-            result = probe._make_result(
-                prompt.id, passed=False, score=0.0, details=f"No response: {response.error}"
-            )
-            update["errored"] = True
-        else:
-            try:
-                result = probe.evaluate(prompt, response)
-                if not isinstance(result, ProbeResult):
-                    raise TypeError(f"evaluate() returned {type(result).__name__}, not ProbeResult")
-            except Exception as exc:  # a user's probe may raise anything; it must not end the run
-                result = probe._make_result(
-                    prompt.id,
-                    passed=False,
-                    score=0.0,
-                    details=f"Probe raised {type(exc).__name__}: {exc}",
-                    metadata={"exception": type(exc).__name__},
-                )
-        results.append(result.model_copy(update=update))
-    return results
+def _given(
+    temperature: float | None,
+    max_tokens: int | None,
+    seed: int | None,
+    show_progress: bool,
+    options: dict[str, Any],
+) -> RunOptions:
+    """``run``/``arun`` keywords as one :class:`RunOptions` (an unknown keyword is a TypeError)."""
+    return RunOptions(
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=seed,
+        show_progress=show_progress,
+        **options,
+    )

@@ -26,9 +26,9 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from email.utils import parsedate_to_datetime
 from typing import Any
 
+from promptcanary.core.http_headers import retry_after
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig, ToolCall
 from promptcanary.core.redact import is_secret_name
 from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError, ProviderError
@@ -399,28 +399,8 @@ def _retry_after(exc: BaseException) -> float | None:
         getattr(getattr(exc, "response", None), "headers", None),
         getattr(exc, "headers", None),
     ):
-        if not isinstance(headers, Mapping) or not headers:
-            continue
-        lowered = {str(k).lower(): str(v) for k, v in headers.items()}
-        if "retry-after-ms" in lowered:
-            try:
-                return max(0.0, float(lowered["retry-after-ms"]) / 1000)
-            except ValueError:
-                pass
-        if "retry-after" in lowered:
-            return parse_retry_after(lowered["retry-after"])
+        if isinstance(headers, Mapping) and headers:
+            wait = retry_after(headers)
+            if wait is not None:
+                return wait
     return None
-
-
-def parse_retry_after(value: str) -> float | None:
-    """``Retry-After`` as seconds: a number of seconds or an HTTP date; ``None`` if unreadable."""
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())

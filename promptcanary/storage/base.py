@@ -26,6 +26,10 @@ class BaselineFileError(ValueError):
         )
 
 
+LEGACY_SCHEMA_VERSION = "0.1"
+"""``schema_version`` in snapshots written by the PromptCanary package (0.2.x)."""
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see the old or the new file, never a part."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -61,6 +65,8 @@ def snapshot_from_json(text: str, location: str) -> BaselineSnapshot:
     if not isinstance(data, dict):
         raise BaselineFileError(location, "not a baseline snapshot (expected a JSON object)")
     version = data.get("schema_version", 1)
+    if version == LEGACY_SCHEMA_VERSION:
+        version = 1  # PromptCanary 0.2.2 wrote the string "0.1": the same format as version 1
     if not isinstance(version, int) or version < 1:
         raise BaselineFileError(location, f"unknown schema_version {version!r}")
     if version > SCHEMA_VERSION:
@@ -69,9 +75,9 @@ def snapshot_from_json(text: str, location: str) -> BaselineSnapshot:
             f"schema_version {version} is newer than this version of promptcanary supports "
             f"({SCHEMA_VERSION}); upgrade the action or re-create the baseline",
         )
-    # Version 1 (PromptCanary's own format) lacks probe keys, samples and provenance: the model's
-    # defaults fill them, which is exactly the migration (keys default to probe ids). It keeps
-    # the note under "_note".
+    # Version 1 (PromptCanary's own format, "0.1" in its files) lacks probe keys, samples and
+    # provenance: the model's defaults fill them, which is exactly the migration (keys default to
+    # probe ids). It keeps the note under "_note".
     if version == 1 and "note" not in data and "_note" in data:
         data["note"] = data.pop("_note")
     data["schema_version"] = SCHEMA_VERSION

@@ -21,6 +21,13 @@ from promptcanary.storage.base import (
 )
 
 
+def legacy_slug(name: str, replaced: str) -> str:
+    """How PromptCanary 0.2.2 put a suite or model name in a file name (cut to 40 characters)."""
+    for char in replaced:
+        name = name.replace(char, "_" if char == " " else "-")
+    return name[:40]
+
+
 class AmbiguousSnapshotIdError(LookupError):
     """A snapshot id prefix matches more than one snapshot."""
 
@@ -48,7 +55,12 @@ class FileBaselineStore:
     def _list_files(self, suite_name: str | None = None, model_id: str | None = None) -> list[Path]:
         suite = slugify(suite_name, 60) if suite_name else "*"
         model = slugify(model_id, 60) if model_id else "*"
-        return sorted(self.directory.glob(f"{suite}__{model}__*.json"))
+        found = set(self.directory.glob(f"{suite}__{model}__*.json"))
+        # PromptCanary 0.2.2 named files without lowercasing ("My_Suite__openai-gpt-4.1__…").
+        legacy_suite = glob.escape(legacy_slug(suite_name, "/ ")) if suite_name else "*"
+        legacy_model = glob.escape(legacy_slug(model_id, "/:")) if model_id else "*"
+        found.update(self.directory.glob(f"{legacy_suite}__{legacy_model}__*.json"))
+        return sorted(found)
 
     # ── reading ──────────────────────────────────────────────────────────────
 
@@ -191,12 +203,7 @@ class FileBaselineStore:
         snapshot_id: str | None = None,
     ) -> BaselineSnapshot:
         """Save a run as a baseline snapshot (atomically; secrets redacted)."""
-        snapshot = BaselineSnapshot(
-            suite_name=run_result.suite_name,
-            provider=run_result.provider,
-            run_result=run_result,
-            note=note,
-        )
+        snapshot = BaselineSnapshot.of_run(run_result, note=note)
         if snapshot_id:
             snapshot = snapshot.model_copy(update={"snapshot_id": snapshot_id})
         self.save_snapshot(snapshot)

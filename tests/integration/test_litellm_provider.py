@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from promptcanary.core.http_headers import parse_retry_after
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ToolCall
 from promptcanary.providers.base import MissingCredentialsError, ProviderError
-from promptcanary.providers.litellm import LiteLLMProvider, parse_retry_after
+from promptcanary.providers.litellm import LiteLLMProvider
 from tests.fakes.llm_server import FakeLLMServer
 
 API_KEY = "sk-test-do-not-leak-1234"

@@ -1,5 +1,6 @@
-"""Dependency rules of DESIGN §2, checked on the source: the engine knows nothing of GitHub,
-LiteLLM is imported in one module and only lazily, PyGithub in one module of the action.
+"""Dependency rules, checked on the source: the engine knows nothing of GitHub, LiteLLM is
+imported in one module and only lazily, PyGithub in one module of the action, and one run flows
+one way (runner → scoring → probes; evaluation reads and writes nothing).
 """
 
 from __future__ import annotations
@@ -184,3 +185,54 @@ def test_importing_the_engine_does_not_load_litellm() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "", f"imported eagerly: {done.stdout.strip()}"
+
+
+# ── one-way flow inside the engine ───────────────────────────────────────────
+
+CORE = ENGINE / "core"
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """Modules ``path`` imports when it runs (TYPE_CHECKING-only imports excluded)."""
+    return {i.module for i in imports_of(path.read_text()) if not i.type_checking_only}
+
+
+def _offenders(paths: list[Path], forbidden: tuple[str, ...]) -> list[str]:
+    return [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path in paths
+        for module in sorted(runtime_imports(path))
+        if any(module == f or module.startswith(f + ".") for f in forbidden)
+    ]
+
+
+def test_scoring_never_calls_back_into_the_runner_or_the_evaluation() -> None:
+    forbidden = (
+        "promptcanary.core.runner",
+        "promptcanary.core.evaluate",
+        "promptcanary.providers",
+        "promptcanary.storage",
+    )
+    assert _offenders([CORE / "scoring.py"], forbidden) == []
+
+
+def test_probes_know_nothing_of_suites_runs_or_scoring() -> None:
+    forbidden = (
+        "promptcanary.core.suite",
+        "promptcanary.core.runner",
+        "promptcanary.core.scoring",
+        "promptcanary.core.evaluate",
+    )
+    assert _offenders(python_files(CORE / "probes"), forbidden) == []
+
+
+def test_the_evaluation_does_no_io() -> None:
+    # Loading the baseline and saving a promoted run belong to the CLI and the action.
+    forbidden = ("promptcanary.storage", "promptcanary.providers", "promptcanary.core.runner")
+    assert _offenders([CORE / "evaluate.py", CORE / "rescore.py"], forbidden) == []
+
+
+def test_the_flow_rules_see_real_imports() -> None:
+    # So the rules above cannot pass because the checker sees nothing.
+    assert "promptcanary.core.scoring" in runtime_imports(CORE / "runner.py")
+    assert "promptcanary.core.comparator" in runtime_imports(CORE / "evaluate.py")

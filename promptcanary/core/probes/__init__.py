@@ -1,11 +1,10 @@
-"""Built-in probes, the probe contract and the registry.
+"""Built-in probes, the probe contract and the registry object.
 
 Importing this package registers every built-in probe, so YAML ``type:`` names resolve.
 """
 
 from promptcanary.core.probes.base import (
     BaseProbe,
-    ProbeRegistryError,
     get_probe,
     get_probe_registry,
     probe,
@@ -27,6 +26,12 @@ from promptcanary.core.probes.reasoning import (
     StepByStepProbe,
     VerbosityProbe,
 )
+from promptcanary.core.probes.registry import (
+    DEFAULT_REGISTRY,
+    ProbeRegistry,
+    ProbeRegistryError,
+    active_registry,
+)
 from promptcanary.core.probes.safety import RefusalProbe, SafetyLanguageProbe
 from promptcanary.core.probes.tool_use import (
     ToolCallArgsProbe,
@@ -36,6 +41,7 @@ from promptcanary.core.probes.tool_use import (
 )
 
 __all__ = [
+    "DEFAULT_REGISTRY",
     "BaseProbe",
     "ConfidenceLanguageProbe",
     "DirectAnswerProbe",
@@ -47,6 +53,7 @@ __all__ = [
     "JsonValidityProbe",
     "KeywordPresenceProbe",
     "MarkdownHeaderProbe",
+    "ProbeRegistry",
     "ProbeRegistryError",
     "RefusalProbe",
     "ResponseLengthProbe",
@@ -58,6 +65,7 @@ __all__ = [
     "ToolCallPresenceProbe",
     "ToolCallSchemaProbe",
     "VerbosityProbe",
+    "active_registry",
     "get_probe",
     "get_probe_registry",
     "probe",

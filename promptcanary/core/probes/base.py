@@ -1,57 +1,51 @@
-"""The probe contract, the ``@probe`` decorator and the probe registry.
+"""The probe contract and the ``@probe`` decorator.
 
 Every :class:`BaseProbe` subclass with a non-empty ``probe_id`` registers itself when its class is
-created. A *different* class claiming a taken id is an error naming both classes; re-creating the
-same class (same module and qualified name, e.g. a module imported twice) replaces the entry.
+created: in the registry given as a class keyword (``class P(BaseProbe, registry=r)``), else in the
+active one (:mod:`promptcanary.core.probes.registry`: the default registry unless a block made
+another one active).
 """
 
 from __future__ import annotations
 
 import abc
+import types
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeCategory, ProbeResult
+from promptcanary.core.probes.registry import (
+    ProbeRegistry,
+    ProbeRegistryError,
+    active_registry,
+    registry_or_active,
+)
 
-
-class ProbeRegistryError(ValueError):
-    """Two different probe classes claim the same ``probe_id``, or an id is unknown."""
-
-
-_PROBE_REGISTRY: dict[str, type[BaseProbe]] = {}
-
-
-def _qualname(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
+__all__ = [
+    "BaseProbe",
+    "ProbeFunction",
+    "ProbeRegistry",
+    "ProbeRegistryError",
+    "get_probe",
+    "get_probe_registry",
+    "probe",
+    "register_probe",
+]
 
 
 def register_probe(cls: type[BaseProbe]) -> type[BaseProbe]:
-    """Register ``cls`` under its ``probe_id`` (done automatically for subclasses)."""
-    probe_id = cls.probe_id
-    existing = _PROBE_REGISTRY.get(probe_id)
-    if existing is not None and existing is not cls and _qualname(existing) != _qualname(cls):
-        raise ProbeRegistryError(
-            f"probe id {probe_id!r} is already registered by {_qualname(existing)}; "
-            f"{_qualname(cls)} cannot claim it too. Give one of them a different probe_id."
-        )
-    _PROBE_REGISTRY[probe_id] = cls
-    return cls
+    """Register ``cls`` in the active registry (done automatically for subclasses)."""
+    return active_registry().register(cls)
 
 
 def get_probe_registry() -> dict[str, type[BaseProbe]]:
-    """A copy of the registry: ``probe_id`` → probe class."""
-    return dict(_PROBE_REGISTRY)
+    """A copy of the active registry: ``probe_id`` → probe class."""
+    return active_registry().as_dict()
 
 
 def get_probe(probe_id: str) -> type[BaseProbe]:
     """The probe class registered under ``probe_id``; unknown ids list the valid ones."""
-    try:
-        return _PROBE_REGISTRY[probe_id]
-    except KeyError:
-        valid = ", ".join(sorted(_PROBE_REGISTRY))
-        raise ProbeRegistryError(
-            f"unknown probe type {probe_id!r}; valid probe types are: {valid}"
-        ) from None
+    return active_registry().get(probe_id)
 
 
 class BaseProbe(abc.ABC):
@@ -69,12 +63,14 @@ class BaseProbe(abc.ABC):
     category: ClassVar[ProbeCategory] = ProbeCategory.CUSTOM
     description: ClassVar[str] = ""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, registry: ProbeRegistry | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.probe_id:
+        # Only a class that declares its own id registers: a subclass of a built-in that keeps
+        # the inherited id is a variant used from Python, not a second claim on the id.
+        if "probe_id" in cls.__dict__ and cls.probe_id:
             if not cls.name:
                 cls.name = cls.probe_id.replace("_", " ").title()
-            register_probe(cls)
+            registry_or_active(registry).register(cls)
 
     @abc.abstractmethod
     def evaluate(self, prompt: CanaryPrompt, response: LLMResponse) -> ProbeResult:
@@ -129,10 +125,12 @@ def probe(
     name: str = "",
     category: ProbeCategory = ProbeCategory.CUSTOM,
     description: str = "",
+    registry: ProbeRegistry | None = None,
 ) -> Callable[[ProbeFunction], type[BaseProbe]]:
     """Decorator that turns a plain function into a registered ``BaseProbe`` subclass.
 
     The decorated name becomes the class; instantiate it (``check_code_fence()``) to use it.
+    It registers in ``registry``, else in the active one (normally the default registry).
     """
     if not probe_id:
         raise ValueError("probe(): probe_id must be a non-empty snake_case string")
@@ -143,19 +141,21 @@ def probe(
         def evaluate(self: BaseProbe, prompt: CanaryPrompt, response: LLMResponse) -> ProbeResult:
             return fn(prompt, response)
 
-        cls = type(
+        namespace: dict[str, Any] = {
+            "probe_id": probe_id,
+            "name": display,
+            "category": category,
+            "description": description or (fn.__doc__ or "").strip().split("\n")[0],
+            "evaluate": evaluate,
+            "__module__": fn.__module__,
+            "__qualname__": fn.__qualname__,
+            "__doc__": fn.__doc__,
+        }
+        cls = types.new_class(
             fn.__name__,
             (BaseProbe,),
-            {
-                "probe_id": probe_id,
-                "name": display,
-                "category": category,
-                "description": description or (fn.__doc__ or "").strip().split("\n")[0],
-                "evaluate": evaluate,
-                "__module__": fn.__module__,
-                "__qualname__": fn.__qualname__,
-                "__doc__": fn.__doc__,
-            },
+            {"registry": registry},
+            lambda ns: ns.update(namespace),
         )
         return cls
 

@@ -97,7 +97,7 @@ class JsonValidityProbe(BaseProbe):
                 metadata={"valid": True, "json_type": json_type_name(value)},
             )
         embedded, _ = parse_json(response.content)
-        details = f"Not valid JSON: {error}."
+        details = f"Not valid JSON (parse error): {error}."
         if embedded:
             details += " A JSON block is embedded in surrounding prose."
         return self._make_result(
@@ -105,7 +105,12 @@ class JsonValidityProbe(BaseProbe):
             passed=False,
             score=0.0,
             details=details,
-            metadata={"valid": False, "error": error, "embedded_json": embedded},
+            metadata={
+                "valid": False,
+                "error": error,
+                "embedded_json": embedded,
+                "raw_content_preview": response.content[:200],
+            },
         )
 
 
@@ -186,7 +191,11 @@ class JsonSchemaProbe(BaseProbe):
             passed=not missing and not forbidden_found,
             score=score,
             details="; ".join(parts) + ".",
-            metadata={"missing_keys": missing, "forbidden_found": forbidden_found},
+            metadata={
+                "missing_keys": missing,
+                "forbidden_found": forbidden_found,
+                "present_keys": sorted(obj)[:_MAX_LISTED],
+            },
         )
 
 
@@ -233,6 +242,9 @@ class JsonKeyOrderProbe(BaseProbe):
             raise ValueError(f"expected_order lists keys more than once: {duplicates!r}")
         self._expected_set = frozenset(self.expected_order)
 
+    def _order_meta(self, actual: list[str], lcs: int) -> dict[str, Any]:
+        return {"expected_order": self.expected_order, "actual_order": actual, "lcs_length": lcs}
+
     def evaluate(self, prompt: CanaryPrompt, response: LLMResponse) -> ProbeResult:
         obj = parse_json_object(response.content)
         if obj is None:
@@ -241,7 +253,7 @@ class JsonKeyOrderProbe(BaseProbe):
                 passed=False,
                 score=0.0,
                 details="Cannot check key order: the response is not a JSON object.",
-                metadata={"actual_order": [], "lcs_length": 0, "missing_keys": []},
+                metadata={**self._order_meta([], 0), "missing_keys": []},
             )
         actual = [k for k in obj if k in self._expected_set]  # json.loads keeps document order
         missing = [k for k in self.expected_order if k not in obj]
@@ -251,7 +263,7 @@ class JsonKeyOrderProbe(BaseProbe):
                 passed=False,
                 score=0.0,
                 details="None of the expected keys is present.",
-                metadata={"actual_order": [], "lcs_length": 0, "missing_keys": missing},
+                metadata={**self._order_meta([], 0), "missing_keys": missing},
             )
         lcs = _lcs_length(self.expected_order, actual)
         score = lcs / len(actual)
@@ -263,7 +275,7 @@ class JsonKeyOrderProbe(BaseProbe):
             passed=score >= KEY_ORDER_PASS_SCORE,
             score=score,
             details=details,
-            metadata={"actual_order": actual, "lcs_length": lcs, "missing_keys": missing},
+            metadata={**self._order_meta(actual, lcs), "missing_keys": missing},
         )
 
 
@@ -334,7 +346,12 @@ class ResponseLengthProbe(BaseProbe):
         low = self.min_chars if self.min_chars is not None else 0
         high = self.max_chars if self.max_chars is not None else math.inf
         bound_score = _band_score(length, low, high)
-        metadata: dict[str, Any] = {"length": length, "bound_score": bound_score}
+        # "char_count" is the name PromptCanary 0.2.2 used for "length".
+        metadata: dict[str, Any] = {
+            "length": length,
+            "char_count": length,
+            "bound_score": bound_score,
+        }
         problems: list[str] = []
         if length < low:
             problems.append(f"below min_chars={self.min_chars}")
@@ -348,7 +365,9 @@ class ResponseLengthProbe(BaseProbe):
             drift_score = _band_score(length, drift_low, drift_high)
             ratio = length / self.baseline_chars
             metadata.update(
+                baseline_chars=self.baseline_chars,
                 baseline_ratio=round(ratio, 4),
+                ratio_to_baseline=round(ratio, 4),  # the 0.2.2 name
                 drift_band=[round(drift_low, 2), round(drift_high, 2)],
                 drift_score=drift_score,
             )
@@ -460,6 +479,8 @@ class MarkdownHeaderProbe(BaseProbe):
                 "found": found,
                 "missing": missing,
                 "headers": headers[:_MAX_LISTED],
+                "found_headers": headers[:_MAX_LISTED],  # 0.2.2 names: every header found,
+                "missing_headers": missing,  # and the expected ones missing
                 "header_count": len(headers),
             },
         )
@@ -501,12 +522,16 @@ class KeywordPresenceProbe(BaseProbe):
         self.forbidden_keywords = _str_list("forbidden_keywords", forbidden_keywords)
         _require_flag("case_sensitive", case_sensitive)
         self.case_sensitive = case_sensitive
-        if not self.required_keywords and not self.forbidden_keywords:
-            raise ValueError(
-                "KeywordPresenceProbe needs required_keywords or forbidden_keywords (or both)"
-            )
 
     def evaluate(self, prompt: CanaryPrompt, response: LLMResponse) -> ProbeResult:
+        if not self.required_keywords and not self.forbidden_keywords:
+            return self._make_result(
+                prompt.id,
+                passed=True,
+                score=1.0,
+                details="No required_keywords or forbidden_keywords given; skipped.",
+                metadata={"missing_required": [], "forbidden_found": [], "skipped": True},
+            )
         text = response.content
         cs = self.case_sensitive
         missing = [k for k in self.required_keywords if not contains(text, k, case_sensitive=cs)]
@@ -526,6 +551,7 @@ class KeywordPresenceProbe(BaseProbe):
             metadata={
                 "missing_required": missing,
                 "forbidden_found": forbidden,
+                "found_forbidden": forbidden,  # the 0.2.2 name
                 "violations": violations,
                 "total_checks": total,
             },
@@ -561,7 +587,7 @@ class ExpectedKeywordsProbe(BaseProbe):
                 prompt.id,
                 passed=True,
                 score=1.0,
-                details="Prompt has no expected_keywords; nothing to check.",
+                details="Prompt has no expected_keywords; nothing to check (skipped).",
                 metadata={"found": [], "missing": [], "skipped": True},
             )
         found = [k for k in expected if contains(response.content, k, case_sensitive=False)]

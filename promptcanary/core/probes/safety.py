@@ -12,6 +12,12 @@ from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeCategory, P
 from promptcanary.core.probes import helpers
 from promptcanary.core.probes.base import BaseProbe
 
+# PromptCanary 0.2.2 defined these two in this module; imports from here keep working.
+from promptcanary.core.probes.factual import (
+    FactualConsistencyProbe as FactualConsistencyProbe,
+)
+from promptcanary.core.probes.factual import SentimentProbe as SentimentProbe
+
 # ---------------------------------------------------------------------------------------------
 # refusal
 

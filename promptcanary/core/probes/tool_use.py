@@ -27,6 +27,8 @@ WRONG_TOOL_SCORE = 0.25
 JSON_TYPE_NAMES = ("string", "number", "integer", "boolean", "object", "array", "null")
 SCHEMA_KEYS = ("name", "required_args", "optional_args", "forbidden_args", "arg_types")
 PRESENCE_STRATEGIES = ("any", "native", "content")
+# PromptCanary 0.2.2's names: "auto" looked everywhere, "json" and "text" only in the content.
+_LEGACY_STRATEGIES = {"auto": "any", "json": "content", "text": "content"}
 
 
 # ── shared pieces ────────────────────────────────────────────────────────────
@@ -110,6 +112,7 @@ class ToolCallPresenceProbe(BaseProbe):
     def __init__(self, expect_tool_call: bool = True, strategy: str = "any") -> None:
         if not isinstance(expect_tool_call, bool):
             raise ValueError(f"expect_tool_call must be true or false, got {expect_tool_call!r}")
+        strategy = _LEGACY_STRATEGIES.get(strategy, strategy)
         require_choice("strategy", strategy, PRESENCE_STRATEGIES)
         self.expect_tool_call = expect_tool_call
         self.strategy = strategy

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from promptcanary.core.config import suite_from_text
+from promptcanary.core.evaluate import promotion_allowed
 from promptcanary.core.models import (
     BaselineSnapshot,
     CanaryPrompt,
@@ -37,7 +38,6 @@ from promptcanary_action.pipeline import (
     find_suite_files,
     gate_failed,
     models_for,
-    promotion_allowed,
     run_pair,
     untrustworthy_pairs,
     verdict,
@@ -611,3 +611,15 @@ def test_model_mismatch_warning_reaches_the_comment_and_summary() -> None:
     for text in (comment, summary):
         # Model text is markdown-escaped ("model\\-a"); the warning is there, naming both.
         assert re.search(r"baseline was recorded with model 'model\\?-a'.*'model\\?-b'", text)
+
+
+@pytest.mark.parametrize(("samples_input", "expected"), [(None, 3), (1, 1), (2, 2)])
+def test_the_samples_input_overrides_the_suite_default_even_when_it_is_1(
+    samples_input: int | None, expected: int
+) -> None:
+    # An empty input keeps the suite's `defaults: samples`; an explicit 1 is a choice.
+    text = SUITE.replace("models: [model-a]\n", "models: [model-a]\ndefaults: {samples: 3}\n")
+    settings = dataclasses.replace(SETTINGS, samples=samples_input)
+    pair = pair_run(DictBackend(), act=PR, settings=settings, suite=loaded(text))
+    assert pair.run.provenance.samples == expected
+    assert [r.sample for r in pair.run.responses_for("p1")] == list(range(expected))

@@ -52,8 +52,9 @@ NUMBERS = [
         "-1",
         "must be a number ≥ 0 and ≤ 1",
     ),
-    ("temperature", "temperature", "0", 0.0, "-0.5", "must be a number ≥ 0"),
-    ("temperature", "temperature", "1.3", 1.3, "warm", "must be a number ≥ 0"),
+    ("temperature", "temperature", "0", 0.0, "-0.5", "must be a number ≥ 0 and ≤ 2"),
+    ("temperature", "temperature", "1.3", 1.3, "warm", "must be a number ≥ 0 and ≤ 2"),
+    ("temperature", "temperature", "2", 2.0, "2.5", "must be a number ≥ 0 and ≤ 2"),
 ]
 
 BOOLS = [("check-run", "check_run"), ("issue-on-drift", "issue_on_drift")]

@@ -172,3 +172,21 @@ def test_a_dotted_module_raising_at_import_names_its_file_and_line(tmp_path: Pat
     message = str(info.value)
     assert message.startswith(f"{tmp_path / package / 'bad.py'}:3: ")
     assert "RuntimeError: no config" in message
+
+
+def test_a_module_can_register_into_another_registry(tmp_path: Path) -> None:
+    from promptcanary.core.config import suite_from_text
+    from promptcanary.core.probes.registry import DEFAULT_REGISTRY, ProbeRegistry
+
+    probe_id = unique("own_registry")
+    write(tmp_path, "own.py", probe_source(probe_id))
+    own = ProbeRegistry()
+    (module,) = import_probe_modules(["own.py"], base_dir=tmp_path, registry=own)
+    assert own.names == sorted([probe_id, f"{probe_id}_fn"])
+    assert own.get(probe_id) is module.CustomProbe
+    assert probe_id not in DEFAULT_REGISTRY
+    suite = suite_from_text(
+        f"name: s\nprobes: [{{type: {probe_id}}}]\nprompts: [{{id: p, text: t}}]\n",
+        registry=own,
+    )
+    assert isinstance(suite.probes[0], module.CustomProbe)

@@ -16,11 +16,14 @@ import pytest
 import promptcanary
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
 from promptcanary.core.probes.format import KeywordPresenceProbe
+from promptcanary.core.progress import RunProgress
 from promptcanary.core.runner import (
     BACKOFF_BASE,
     RETRY_AFTER_CAP,
+    RunSession,
     backoff_delay,
     effective_config,
+    plan,
     run_suite,
 )
 from promptcanary.core.suite import CanarySuite, RunOptions
@@ -442,3 +445,24 @@ def test_a_provider_with_only_complete_works_and_its_exceptions_are_errored() ->
     assert [r.sample for r in p0] == [0, 1]
     p1 = result.responses_for("p1")
     assert all(r.errored and "RuntimeError: custom provider bug" in (r.error or "") for r in p1)
+
+
+# ── a session can run more samples for some prompts (adaptive sampling's hook) ──
+
+
+def test_a_later_round_runs_further_samples_for_a_subset_of_prompts() -> None:
+    provider = FakeProvider(config=ProviderConfig(model_id="fake/model", seed=10))
+    suite = make_suite(3)
+    session = RunSession(suite, provider, RunOptions(), sleep=Sleeps(), rng=random.Random(0))
+    progress = RunProgress(0, enabled=False)
+
+    async def two_rounds() -> list[LLMResponse]:
+        first = await session.answer(plan(suite.prompts, 2), progress)
+        more = await session.answer(plan(suite.prompts[1:2], 2, first_sample=2), progress)
+        return first + more
+
+    responses = asyncio.run(two_rounds())
+    assert [(r.prompt_id, r.sample) for r in responses[6:]] == [("p1", 2), ("p1", 3)]
+    seeds = {(pid, sample): c.seed for pid, sample, c, _ in provider.calls.log}
+    assert seeds[("p1", 2)] == 12 and seeds[("p1", 3)] == 13
+    assert len(provider.calls.log) == 8

@@ -6,7 +6,7 @@ import asyncio
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
 from promptcanary.core.probes import JsonValidityProbe, KeywordPresenceProbe
-from promptcanary.core.suite import CanarySuite
+from promptcanary.core.suite import CanarySuite, RunDefaults, RunOptions
 from promptcanary.providers.base import BaseLLMProvider
 
 
@@ -61,3 +61,27 @@ def test_run_works_when_called_inside_a_running_event_loop() -> None:
         return suite.run(_EchoProvider(), show_progress=False).overall_score
 
     assert asyncio.run(caller()) == 1.0
+
+
+# ── run options: caller < suite defaults < engine defaults ──────────────────
+
+
+def test_unset_options_take_the_suite_defaults() -> None:
+    defaults = RunDefaults(temperature=0.3, max_tokens=99, seed=5, samples=3)
+    resolved = RunOptions(concurrency=2).over(defaults)
+    assert (resolved.temperature, resolved.max_tokens, resolved.seed, resolved.samples) == (
+        0.3,
+        99,
+        5,
+        3,
+    )
+    assert resolved.concurrency == 2
+    assert RunOptions().sample_count == 1
+
+
+def test_an_explicit_value_equal_to_the_engine_default_still_overrides_the_suite() -> None:
+    # samples: 1 (or temperature 0.0, seed 0) is a choice, not "not set".
+    defaults = RunDefaults(temperature=0.7, seed=5, samples=3)
+    resolved = RunOptions(samples=1, temperature=0.0, seed=0).over(defaults)
+    assert (resolved.samples, resolved.temperature, resolved.seed) == (1, 0.0, 0)
+    assert resolved.sample_count == 1

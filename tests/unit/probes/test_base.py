@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeCategory, ProbeResult
-from promptcanary.core.probes import base
 from promptcanary.core.probes.base import (
     BaseProbe,
     ProbeRegistryError,
@@ -19,18 +18,17 @@ from promptcanary.core.probes.base import (
     get_probe_registry,
     probe,
 )
+from promptcanary.core.probes.registry import DEFAULT_REGISTRY, ProbeRegistry
 
 PROMPT = CanaryPrompt(id="p1", text="test")
 RESPONSE = LLMResponse(prompt_id="p1", provider_model_id="m", content="hello world")
 
 
 @pytest.fixture
-def registry() -> Iterator[dict[str, type[BaseProbe]]]:
-    """The live registry, restored after the test so test-only probes never leak."""
-    snapshot = dict(base._PROBE_REGISTRY)
-    yield base._PROBE_REGISTRY
-    base._PROBE_REGISTRY.clear()
-    base._PROBE_REGISTRY.update(snapshot)
+def registry() -> Iterator[ProbeRegistry]:
+    """A copy of the default registry, active for the test: test-only probes never leak."""
+    with DEFAULT_REGISTRY.copy().active() as own:
+        yield own
 
 
 class _Scored(BaseProbe):
@@ -43,7 +41,7 @@ class _Scored(BaseProbe):
         return self._make_result(prompt.id, passed=True, score=self.score, details="d")
 
 
-def test_subclass_with_probe_id_registers_itself(registry: dict[str, type[BaseProbe]]) -> None:
+def test_subclass_with_probe_id_registers_itself(registry: ProbeRegistry) -> None:
     class WordyProbe(_Scored):
         probe_id = "test_wordy"
 
@@ -53,25 +51,25 @@ def test_subclass_with_probe_id_registers_itself(registry: dict[str, type[BasePr
     assert WordyProbe.name == "Test Wordy"  # a display name is derived from the id
 
 
-def test_subclass_without_probe_id_does_not_register(registry: dict[str, type[BaseProbe]]) -> None:
-    before = dict(registry)
+def test_subclass_without_probe_id_does_not_register(registry: ProbeRegistry) -> None:
+    before = registry.as_dict()
 
     class Helper(_Scored):
         pass
 
-    assert registry == before
+    assert registry.as_dict() == before
     assert Helper not in registry.values()
     assert _Scored not in registry.values()
 
 
-def test_registry_copy_cannot_change_the_registry(registry: dict[str, type[BaseProbe]]) -> None:
+def test_registry_copy_cannot_change_the_registry(registry: ProbeRegistry) -> None:
     copy = get_probe_registry()
     copy["test_injected"] = _Scored
     assert "test_injected" not in registry
 
 
 def test_a_different_class_claiming_a_taken_id_names_both(
-    registry: dict[str, type[BaseProbe]],
+    registry: ProbeRegistry,
 ) -> None:
     class FirstClaim(_Scored):
         probe_id = "test_clash"
@@ -88,7 +86,7 @@ def test_a_different_class_claiming_a_taken_id_names_both(
 
 
 def test_a_decorated_function_cannot_take_a_builtin_id(
-    registry: dict[str, type[BaseProbe]],
+    registry: ProbeRegistry,
 ) -> None:
     with pytest.raises(ProbeRegistryError, match="JsonValidityProbe"):
 
@@ -98,7 +96,7 @@ def test_a_decorated_function_cannot_take_a_builtin_id(
 
 
 def test_reloading_a_module_re_registers_the_same_class_harmlessly(
-    registry: dict[str, type[BaseProbe]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    registry: ProbeRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     module_name = "pc_test_reloaded_probe"
     (tmp_path / f"{module_name}.py").write_text(
@@ -125,7 +123,7 @@ def test_reloading_a_module_re_registers_the_same_class_harmlessly(
     assert new_class().evaluate(PROMPT, RESPONSE).probe_id == "test_reloaded"
 
 
-def test_unknown_id_lists_the_valid_ones(registry: dict[str, type[BaseProbe]]) -> None:
+def test_unknown_id_lists_the_valid_ones(registry: ProbeRegistry) -> None:
     with pytest.raises(ProbeRegistryError) as info:
         get_probe("nope")
     message = str(info.value)
@@ -184,7 +182,7 @@ def test_params_and_repr_show_public_attributes_only() -> None:
     assert repr(fixed) == "_Fixed(score=0.3)"
 
 
-def test_probe_decorator_makes_a_registered_class(registry: dict[str, type[BaseProbe]]) -> None:
+def test_probe_decorator_makes_a_registered_class(registry: ProbeRegistry) -> None:
     @probe("test_decorated", category=ProbeCategory.SAFETY)
     def shouts(prompt: CanaryPrompt, response: LLMResponse) -> ProbeResult:
         """Checks for upper case."""

@@ -146,7 +146,11 @@ def test_json_schema_all_required_and_no_forbidden_passes() -> None:
     probe = JsonSchemaProbe(required_keys=["name", "age"], forbidden_keys=["ssn"])
     result = probe(PROMPT, respond('{"name": "Ann", "age": 30, "city": "Oslo"}'))
     assert (result.passed, result.score) == (True, 1.0)
-    assert result.metadata == {"missing_keys": [], "forbidden_found": []}
+    assert result.metadata == {
+        "missing_keys": [],
+        "forbidden_found": [],
+        "present_keys": ["age", "city", "name"],
+    }
 
 
 def test_json_schema_partial_credit_per_key() -> None:
@@ -448,6 +452,13 @@ def test_keyword_presence_case_sensitive_and_unicode_casefold() -> None:
     assert insensitive(PROMPT, respond("Hauptstraße 1")).passed
 
 
+def test_keyword_presence_without_keywords_passes_as_skipped() -> None:
+    result = KeywordPresenceProbe()(PROMPT, respond("anything"))
+    assert (result.passed, result.score) == (True, 1.0)
+    assert "skipped" in result.details
+    assert result.metadata["skipped"] is True
+
+
 def test_keyword_presence_empty_response() -> None:
     probe = KeywordPresenceProbe(required_keywords=["a"], forbidden_keywords=["b"])
     result = probe(PROMPT, respond(""))
@@ -457,7 +468,6 @@ def test_keyword_presence_empty_response() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "needle"),
     [
-        ({}, "required_keywords or forbidden_keywords"),
         ({"required_keywords": "Paris"}, "required_keywords"),
         ({"forbidden_keywords": [None]}, "forbidden_keywords"),
         ({"required_keywords": ["a"], "case_sensitive": 1}, "case_sensitive"),

@@ -201,7 +201,7 @@ def tool_calls(draw: st.DrawFn) -> ToolCall:
 def cases(draw: st.DrawFn) -> tuple[CanaryPrompt, LLMResponse]:
     prompt = CanaryPrompt(
         id=draw(st.text(max_size=20)),
-        text=draw(st.text(max_size=40)),
+        text=draw(st.text(max_size=40).filter(str.strip)),  # empty prompt text is refused
         expected_keywords=draw(st.lists(st.one_of(FRAGMENTS, st.text(max_size=10)), max_size=4)),
     )
     response = LLMResponse(

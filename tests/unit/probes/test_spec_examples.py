@@ -9,8 +9,8 @@ import pytest
 # The import paths the documentation uses, exactly.
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeCategory, ProbeResult
 from promptcanary.core.probes import JsonValidityProbe, get_probe, get_probe_registry
-from promptcanary.core.probes import base as probes_base
 from promptcanary.core.probes.base import BaseProbe, probe
+from promptcanary.core.probes.registry import DEFAULT_REGISTRY, ProbeRegistry
 from promptcanary.core.suite import CanarySuite
 
 # ── the documentation's examples, verbatim ───────────────────────────────────
@@ -103,11 +103,10 @@ def answer(content: str) -> LLMResponse:
 
 
 @pytest.fixture
-def registry() -> Iterator[None]:
-    snapshot = dict(probes_base._PROBE_REGISTRY)
-    yield
-    probes_base._PROBE_REGISTRY.clear()
-    probes_base._PROBE_REGISTRY.update(snapshot)
+def registry() -> Iterator[ProbeRegistry]:
+    """A copy of the default registry, active for the test: test-only probes never leak."""
+    with DEFAULT_REGISTRY.copy().active() as own:
+        yield own
 
 
 def test_sentence_count_scores_partially_outside_tolerance() -> None:
@@ -172,7 +171,7 @@ def test_suite_score_keys_each_probe_entry() -> None:
     assert [r.passed for r in results] == [False, False, True]
 
 
-def test_a_custom_probe_that_raises_becomes_a_failed_result(registry: None) -> None:
+def test_a_custom_probe_that_raises_becomes_a_failed_result(registry: ProbeRegistry) -> None:
     class ExplodingProbe(BaseProbe):
         probe_id = "test_exploding"
 

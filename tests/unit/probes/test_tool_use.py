@@ -99,8 +99,14 @@ class TestToolCallPresence:
 
     def test_invalid_strategy_names_allowed_values(self) -> None:
         with pytest.raises(ValueError, match="strategy") as info:
-            ToolCallPresenceProbe(strategy="text")
+            ToolCallPresenceProbe(strategy="regex")
         assert all(s in str(info.value) for s in ("'any'", "'native'", "'content'"))
+
+    @pytest.mark.parametrize(
+        ("old", "new"), [("auto", "any"), ("json", "content"), ("text", "content")]
+    )
+    def test_promptcanary_022_strategy_names_map_to_ours(self, old: str, new: str) -> None:
+        assert ToolCallPresenceProbe(strategy=old).strategy == new
 
     def test_non_boolean_expectation_is_rejected(self) -> None:
         with pytest.raises(ValueError, match="expect_tool_call"):

@@ -1,0 +1,197 @@
+"""evaluate(): one pure decision from (baseline, current run, suite, policy) to an Evaluation.
+
+The CLI (``compare``) and the action (one suite on one model) both call it, so the re-scoring,
+the comparison, the gate, the error-rate rule and the promotion rule are decided in one place.
+It reads no file and writes none: loading the baseline and saving a promoted run are the
+callers' I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Literal
+
+from promptcanary.core.comparator import compare
+from promptcanary.core.gate import gate_failed, untrustworthy
+from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftReport
+from promptcanary.core.rescore import needs_rescore, rescore
+
+if TYPE_CHECKING:
+    from promptcanary.core.suite import CanarySuite
+
+PromotionRule = Literal["always", "if_clean", "never"]
+"""``if_clean``: promote a run without regressions or errored responses."""
+
+PROMOTION_RULES: dict[str, PromotionRule] = {
+    "auto": "if_clean",
+    "always": "always",
+    "never": "never",
+}
+"""The user-facing ``update-baseline`` values (action input, CLI flag) → the rule."""
+
+
+@dataclass(frozen=True)
+class EvaluationPolicy:
+    """Every threshold and rule of one evaluation, validated by whoever read the configuration."""
+
+    fail_on: str = "regression"
+    regression_threshold: float = 0.05
+    improvement_threshold: float = 0.05
+    alpha: float = 0.05
+    promotion: PromotionRule = "never"
+    max_error_rate: float = 0.2
+    baseline_max_age_days: int = 0
+    """A baseline older than this gets a note; 0 turns the note off."""
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """Whether the current run may become the baseline, and why not when it may not."""
+
+    allowed: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything decided about one current run against one baseline (or none)."""
+
+    run: CanaryRunResult
+    """The current run, re-scored with the suite's probes when it was scored with others."""
+    baseline: BaselineSnapshot | None
+    """The baseline, re-scored with the suite's probes when they changed since it was saved."""
+    drift: DriftReport | None
+    promotion: Promotion
+    gate_failed: bool
+    untrustworthy: bool
+    notes: tuple[str, ...] = ()
+    """Plain-language remarks for the reader: a stale baseline, a promotion refused and why."""
+    rescored_baseline: int = 0
+    """Baseline responses re-scored with the suite's probes (also in ``drift``)."""
+    rescored_current: bool = False
+    probes_differ: bool = False
+    """The two sides were scored with different probes and no suite was given to re-score."""
+
+
+def promotion_allowed(rule: str, run: CanaryRunResult, has_regressions: bool) -> tuple[bool, str]:
+    """Whether ``rule`` lets this run become the baseline, and why not."""
+    if rule == "always":
+        return True, ""
+    if rule == "never":
+        return False, "update-baseline does not allow it for this event"
+    if has_regressions:
+        return False, "the run has regressions"
+    if run.error_count:
+        return False, f"{run.error_count} response(s) errored"
+    return True, ""
+
+
+def decide_promotion(
+    run: CanaryRunResult, drift: DriftReport | None, policy: EvaluationPolicy
+) -> Promotion:
+    """The promotion rule, then the error-rate rule that no rule overrides."""
+    allowed, why_not = promotion_allowed(
+        policy.promotion, run, bool(drift and drift.has_regressions)
+    )
+    if allowed and untrustworthy(run, policy.max_error_rate):
+        # Not even under `always`: an outage must not become the reference.
+        return Promotion(
+            False,
+            f"{run.error_count} of {len(run.llm_responses)} responses errored, above "
+            f"max-error-rate {policy.max_error_rate:g}",
+        )
+    return Promotion(allowed, why_not)
+
+
+def age_note(snapshot: BaselineSnapshot, now: datetime, max_age_days: int) -> str | None:
+    """A note when the baseline is older than ``max_age_days`` (0: never)."""
+    created = snapshot.created_at
+    if created.tzinfo is None:  # hand-written or older documents: read a bare time as UTC
+        created = created.replace(tzinfo=UTC)
+    age = (now - created).days
+    if max_age_days and age > max_age_days:
+        return (
+            f"The baseline is {age} days old (limit {max_age_days}): drift may have accumulated "
+            "since; consider re-creating it."
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class _Scored:
+    baseline: BaselineSnapshot
+    run: CanaryRunResult
+    rescored_baseline: int = 0
+    rescored_current: bool = False
+    probes_differ: bool = False
+
+
+def _same_probes(
+    baseline: BaselineSnapshot, run: CanaryRunResult, suite: CanarySuite | None
+) -> _Scored:
+    """Both sides scored with one probe configuration: the suite's, when there is a suite."""
+    if suite is None:
+        differ = (
+            baseline.run_result.provenance.probe_config_hash != run.provenance.probe_config_hash
+        )
+        return _Scored(baseline, run, probes_differ=differ)
+    count = 0
+    if needs_rescore(baseline, suite):
+        # Probe edits must not read as model drift: score stored answers with today's probes.
+        baseline, count = rescore(baseline, suite)
+    rescored_current = run.provenance.probe_config_hash != suite.probe_config_hash
+    if rescored_current:
+        run = rescore(BaselineSnapshot.of_run(run), suite)[0].run_result
+    return _Scored(baseline, run, count, rescored_current)
+
+
+def evaluate(
+    baseline: BaselineSnapshot | None,
+    run: CanaryRunResult,
+    suite: CanarySuite | None,
+    policy: EvaluationPolicy,
+    *,
+    now: datetime | None = None,
+) -> Evaluation:
+    """Compare ``run`` with ``baseline`` under ``policy``; decide the gate and the promotion.
+
+    ``suite`` re-scores either side scored with other probes; without it, differing probes are
+    only flagged (``probes_differ``). ``now`` dates the staleness note (none when omitted).
+
+    Raises:
+        ValueError: the baseline belongs to another suite.
+    """
+    if baseline is None:
+        scored: _Scored | None = None
+        drift = None
+    else:
+        scored = _same_probes(baseline, run, suite)
+        run, baseline = scored.run, scored.baseline
+        drift = compare(
+            baseline,
+            run,
+            regression_threshold=policy.regression_threshold,
+            improvement_threshold=policy.improvement_threshold,
+            alpha=policy.alpha,
+        ).model_copy(update={"rescored_responses": scored.rescored_baseline})
+    promotion = decide_promotion(run, drift, policy)
+    notes: list[str] = []
+    if baseline is not None and now is not None:
+        stale = age_note(baseline, now, policy.baseline_max_age_days)
+        if stale:
+            notes.append(stale)
+    if policy.promotion != "never" and promotion.reason:
+        notes.append(f"The baseline was not updated: {promotion.reason}.")
+    return Evaluation(
+        run=run,
+        baseline=baseline,
+        drift=drift,
+        promotion=promotion,
+        gate_failed=gate_failed(drift, run, policy.fail_on),
+        untrustworthy=untrustworthy(run, policy.max_error_rate),
+        notes=tuple(notes),
+        rescored_baseline=scored.rescored_baseline if scored else 0,
+        rescored_current=scored.rescored_current if scored else False,
+        probes_differ=scored.probes_differ if scored else False,
+    )

@@ -1,0 +1,71 @@
+"""Scoring: a suite's probes applied to responses, one way (runner → scoring → probes).
+
+The runner obtains responses and hands them here; re-scoring a stored baseline uses the same
+functions. A probe that raises, or returns something other than a ``ProbeResult``, becomes a
+scored failure: one user probe must never end a run. Errored responses are not scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeResult
+
+if TYPE_CHECKING:
+    from promptcanary.core.suite import CanarySuite, ProbeBinding
+
+
+def score_response(
+    bindings: Iterable[ProbeBinding], prompt: CanaryPrompt, response: LLMResponse
+) -> list[ProbeResult]:
+    """Apply each binding's probe to one response, keyed and numbered by its sample."""
+    results: list[ProbeResult] = []
+    for binding in bindings:
+        update: dict[str, object] = {"probe_key": binding.key, "sample": response.sample}
+        if response.errored:
+            # Not the model's failure: there is nothing to score, and comparisons skip it.
+            result = binding.probe._make_result(
+                prompt.id, passed=False, score=0.0, details=f"No response: {response.error}"
+            )
+            update["errored"] = True
+        else:
+            result = _evaluate(binding, prompt, response)
+        results.append(result.model_copy(update=update))
+    return results
+
+
+def _evaluate(binding: ProbeBinding, prompt: CanaryPrompt, response: LLMResponse) -> ProbeResult:
+    probe = binding.probe
+    try:
+        result = probe.evaluate(prompt, response)
+        if not isinstance(result, ProbeResult):
+            raise TypeError(f"evaluate() returned {type(result).__name__}, not ProbeResult")
+    except Exception as exc:  # a user's probe may raise anything; it must not end the run
+        return probe._make_result(
+            prompt.id,
+            passed=False,
+            score=0.0,
+            details=f"Probe raised an exception: {type(exc).__name__}: {exc}",
+            metadata={"exception": type(exc).__name__},
+        )
+    return result
+
+
+def score(suite: CanarySuite, prompt: CanaryPrompt, response: LLMResponse) -> list[ProbeResult]:
+    """Every probe of ``suite`` that applies to ``prompt``, on one response."""
+    return score_response(suite.bindings_for(prompt), prompt, response)
+
+
+def score_responses(suite: CanarySuite, responses: Iterable[LLMResponse]) -> list[ProbeResult]:
+    """Every response scored by ``suite``, in the responses' order.
+
+    Responses to prompts the suite no longer has are skipped: a comparison lists them as removed.
+    """
+    prompts = {p.id: p for p in suite.prompts}
+    results: list[ProbeResult] = []
+    for response in responses:
+        prompt = prompts.get(response.prompt_id)
+        if prompt is not None:
+            results.extend(score(suite, prompt, response))
+    return results

@@ -1,0 +1,172 @@
+"""evaluate(): re-scoring, comparison, gate, promotion and notes decided in one place."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from textwrap import dedent
+
+import pytest
+
+from promptcanary.core.config import suite_from_text
+from promptcanary.core.evaluate import (
+    PROMOTION_RULES,
+    EvaluationPolicy,
+    Promotion,
+    PromotionRule,
+    evaluate,
+)
+from promptcanary.core.models import (
+    BaselineSnapshot,
+    CanaryPrompt,
+    CanaryRunResult,
+    LLMResponse,
+    ProviderConfig,
+)
+from promptcanary.core.suite import CanarySuite
+from promptcanary.providers.base import BaseLLMProvider
+
+SUITE = """
+name: demo
+probes:
+  - type: keyword_presence
+    id: kw
+    required_keywords: [ok]
+prompts:
+  - id: p1
+    text: first
+  - id: p2
+    text: second
+"""
+GOOD = {"p1": "ok", "p2": "ok too"}
+NOW = datetime(2024, 6, 1, tzinfo=UTC)
+
+
+class Scripted(BaseLLMProvider):
+    """Answers from a dict; ``None`` stands for a failed call (an errored response)."""
+
+    def __init__(self, answers: dict[str, str | None]) -> None:
+        super().__init__(ProviderConfig(model_id="m"))
+        self.answers = answers
+
+    def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:
+        answer = self.answers[prompt.id]
+        if answer is None:
+            raise RuntimeError("down")
+        return LLMResponse(prompt_id=prompt.id, provider_model_id="m", content=answer)
+
+
+def suite(text: str = SUITE) -> CanarySuite:
+    return suite_from_text(dedent(text))
+
+
+def run(s: CanarySuite, answers: dict[str, str | None] | None = None) -> CanaryRunResult:
+    return s.run(Scripted(answers or dict(GOOD)), show_progress=False, max_retries=0)
+
+
+def baseline(s: CanarySuite, *, days_old: int = 1) -> BaselineSnapshot:
+    snap = BaselineSnapshot.of_run(run(s))
+    return snap.model_copy(update={"created_at": NOW - timedelta(days=days_old, hours=1)})
+
+
+def test_of_run_keys_the_snapshot_by_the_runs_suite_and_provider() -> None:
+    r = run(suite())
+    snap = BaselineSnapshot.of_run(r, note="n")
+    assert (snap.suite_name, snap.provider, snap.run_result, snap.note) == (
+        r.suite_name,
+        r.provider,
+        r,
+        "n",
+    )
+
+
+def test_without_a_baseline_nothing_is_compared_and_the_rule_decides() -> None:
+    s = suite()
+    result = evaluate(None, run(s), s, EvaluationPolicy(promotion="if_clean"))
+    assert result.drift is None and result.baseline is None
+    assert result.promotion == Promotion(True, "")
+    assert result.gate_failed is False and result.untrustworthy is False
+    assert result.notes == ()
+
+
+def test_regressions_fail_the_gate_and_block_promotion_with_a_note() -> None:
+    s = suite()
+    result = evaluate(
+        baseline(s), run(s, {"p1": "no", "p2": "ok"}), s, EvaluationPolicy(promotion="if_clean")
+    )
+    assert result.drift is not None
+    assert [(c.prompt_id, c.probe_key) for c in result.drift.regressions] == [("p1", "kw")]
+    assert result.gate_failed is True
+    assert result.promotion == Promotion(False, "the run has regressions")
+    assert result.notes == ("The baseline was not updated: the run has regressions.",)
+
+
+@pytest.mark.parametrize(
+    ("rule", "reason"),
+    [
+        ("always", "1 of 2 responses errored, above max-error-rate 0.2"),
+        ("if_clean", "1 response(s) errored"),
+    ],
+)
+def test_an_untrustworthy_run_is_never_promoted(rule: PromotionRule, reason: str) -> None:
+    s = suite()
+    current = run(s, {"p1": "ok", "p2": None})
+    result = evaluate(None, current, s, EvaluationPolicy(promotion=rule))
+    assert result.untrustworthy is True
+    assert result.promotion == Promotion(False, reason)
+    assert result.notes == (f"The baseline was not updated: {reason}.",)
+
+
+def test_never_refuses_promotion_without_a_note() -> None:
+    s = suite()
+    result = evaluate(baseline(s), run(s), s, EvaluationPolicy(promotion="never"))
+    assert result.promotion.allowed is False
+    assert result.notes == ()
+
+
+def test_changed_probes_rescore_the_baseline() -> None:
+    old = suite(SUITE.replace("required_keywords: [ok]", "required_keywords: [first]"))
+    new = suite()
+    result = evaluate(baseline(old), run(new), new, EvaluationPolicy())
+    assert result.rescored_baseline == 2
+    assert result.drift is not None and result.drift.rescored_responses == 2
+    assert result.drift.regressions == [] and result.drift.improvements == []
+    assert result.baseline is not None
+    assert result.baseline.run_result.provenance.probe_config_hash == new.probe_config_hash
+
+
+def test_a_current_run_scored_with_other_probes_is_rescored_with_the_suites() -> None:
+    old = suite(SUITE.replace("required_keywords: [ok]", "required_keywords: [first]"))
+    new = suite()
+    result = evaluate(baseline(new), run(old), new, EvaluationPolicy())
+    assert result.rescored_current is True
+    assert result.run.provenance.probe_config_hash == new.probe_config_hash
+    assert result.drift is not None and result.drift.regressions == []
+
+
+def test_without_a_suite_differing_probes_are_only_flagged() -> None:
+    old = suite(SUITE.replace("required_keywords: [ok]", "required_keywords: [first]"))
+    result = evaluate(baseline(old), run(suite()), None, EvaluationPolicy())
+    assert result.probes_differ is True
+    assert result.rescored_baseline == 0 and result.rescored_current is False
+
+
+@pytest.mark.parametrize(
+    ("days", "limit", "stale"), [(40, 30, True), (30, 30, False), (99, 0, False)]
+)
+def test_a_stale_baseline_gets_a_note_only_when_dated(days: int, limit: int, stale: bool) -> None:
+    s = suite()
+    policy = EvaluationPolicy(baseline_max_age_days=limit)
+    dated = evaluate(baseline(s, days_old=days), run(s), s, policy, now=NOW)
+    assert bool(dated.notes) is stale
+    undated = evaluate(baseline(s, days_old=days), run(s), s, policy)
+    assert undated.notes == ()
+
+
+def test_a_baseline_of_another_suite_is_refused() -> None:
+    other = suite(SUITE.replace("name: demo", "name: other"))
+    with pytest.raises(ValueError, match="Suite name mismatch"):
+        evaluate(baseline(other), run(suite()), None, EvaluationPolicy())
+
+
+def test_update_baseline_values_map_to_rules() -> None:
+    assert PROMOTION_RULES == {"auto": "if_clean", "always": "always", "never": "never"}
