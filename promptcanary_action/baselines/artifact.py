@@ -13,7 +13,7 @@ import weakref
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary.storage.base import (
@@ -24,7 +24,8 @@ from promptcanary.storage.base import (
 )
 from promptcanary_action.baselines.base import BaselineStoreError
 from promptcanary_action.baselines.layout import BASELINE_FILE, baseline_file
-from promptcanary_action.github_errors import ArtifactInfo, GitHubError
+from promptcanary_action.github_errors import GitHubError
+from promptcanary_action.github_port import ArtifactInfo, GitHubPort
 
 ARTIFACT_DIR = "baseline-artifact"
 MAX_DOWNLOADS = 10
@@ -42,31 +43,13 @@ UPLOAD_STEP = """\
 """
 
 
-@runtime_checkable
-class ArtifactSource(Protocol):
-    """What this store needs from GitHub (implemented by ``GitHubClient``)."""
-
-    def list_artifacts(self, name: str) -> list[ArtifactInfo]: ...
-
-    def download_artifact(self, artifact_id: int, destination: Path, *, max_bytes: int) -> None:
-        """Stream the zip into ``destination``; ``ArtifactTooLargeError`` above ``max_bytes``."""
-
-    def workflow_run_conclusion(self, run_id: int) -> str | None: ...
-
-
 class ArtifactBackend:
-    """Args: source (the GitHub client), name (``baseline-artifact``), report_dir, max_bytes
-    (the largest archive, and file in it, read; archives are streamed to a temporary folder)."""
+    """Args: github (the port it reads artifacts through), name (``baseline-artifact``),
+    report_dir, max_bytes (the largest archive, and file in it, read; archives are streamed to
+    a temporary folder)."""
 
-    def __init__(
-        self,
-        source: ArtifactSource,
-        name: str,
-        *,
-        report_dir: Path,
-        max_bytes: int,
-    ) -> None:
-        self._source = source
+    def __init__(self, github: GitHubPort, name: str, *, report_dir: Path, max_bytes: int) -> None:
+        self._github = github
         self.name = name
         self.report_dir = report_dir
         self.max_bytes = max_bytes
@@ -100,7 +83,7 @@ class ArtifactBackend:
         epoch = datetime.min.replace(tzinfo=UTC)
         usable = [
             a
-            for a in self._source.list_artifacts(self.name)
+            for a in self._github.list_artifacts(self.name)
             if a.name == self.name and not a.expired and a.head_branch == branch
         ]
         return sorted(usable, key=lambda a: (a.created_at or epoch, a.id), reverse=True)
@@ -108,7 +91,7 @@ class ArtifactBackend:
     def _succeeded(self, run_id: int) -> bool:
         # A failed run's artifact may hold a baseline of a run that should not have been kept.
         if run_id not in self._conclusions:
-            self._conclusions[run_id] = self._source.workflow_run_conclusion(run_id)
+            self._conclusions[run_id] = self._github.workflow_run_conclusion(run_id)
         return self._conclusions[run_id] == "success"
 
     def _read(
@@ -151,7 +134,7 @@ class ArtifactBackend:
             weakref.finalize(self, shutil.rmtree, self._downloads, ignore_errors=True)
         if artifact_id not in self._archives:
             path = self._downloads / f"{artifact_id}.zip"
-            self._source.download_artifact(artifact_id, path, max_bytes=self.max_bytes)
+            self._github.download_artifact(artifact_id, path, max_bytes=self.max_bytes)
             self._archives[artifact_id] = path
         return self._archives[artifact_id]
 
