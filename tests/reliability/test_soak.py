@@ -12,7 +12,8 @@ and at the end, the invariants a user relies on over months are checked:
 - the data branch's tree valid (``git fsck``) and every snapshot and history file loadable;
 - every report folder complete: each prompt's response and score in run.json.
 
-The table of runs is printed whatever the outcome (``-s`` is not needed).
+The table of runs is printed whatever the outcome (``-s`` is not needed). ``make test`` leaves
+this test out (marker ``soak``); ``make soak`` runs it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from tests.e2e.runner import ActionResult
 from tests.fakes.git_fixtures import GitWorkspace, run_git
 from tests.reliability.conftest import keyword_prompts, suite_text
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.soak, pytest.mark.timeout(900)]
 
 RUNS = 30
 SEED = 20
