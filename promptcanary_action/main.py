@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -27,6 +27,7 @@ from promptcanary.providers.replay import ReplayFileError
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action import publish
 from promptcanary_action.activity import Activity, PostComment, decide
+from promptcanary_action.cancel import Cancellation
 from promptcanary_action.context import EventContext
 from promptcanary_action.errors import ReportWriteError
 from promptcanary_action.github_port import GitHubPort
@@ -69,6 +70,8 @@ class Effects:
     now: Callable[[], datetime] = _utc_now
     prewarm: Callable[[], object] | None = None
     """Starts LiteLLM's slow import in the background, when a model needs it."""
+    cancellation: Cancellation = field(default_factory=Cancellation)
+    """Set by SIGINT/SIGTERM (``main()`` installs the handlers): the step stops and reports."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,7 @@ def _run_and_report(
         sha=ctx.commit_sha,
         run_url=settings.github.run_url,
         report_files=[settings.report_dir],
+        cancelled=effects.cancellation.reason,
     )
     # Results first, to disk and outputs; only then the network, which may fail.
     comment = _write_results(outcome, step, workflow)
@@ -216,6 +220,8 @@ async def _run_all(
     pairs: list[PairOutcome] = []
     for loaded in suites:
         for spec in models_for(loaded, step.settings):
+            if effects.cancellation.requested:
+                return pairs  # no new pair after a cancel: the report says the run stopped
             with effects.workflow.group(f"PromptCanary: {loaded.repo_path} on {spec.model}"):
                 pairs.append(
                     await run_pair(
@@ -228,6 +234,7 @@ async def _run_all(
                         provider_factory=effects.provider,
                         backend=backend,
                         now=effects.now,
+                        cancellation=effects.cancellation,
                     )
                 )
     return pairs
@@ -280,11 +287,14 @@ def main(
     from promptcanary_action.baselines.base import make_backend
 
     warming: list[threading.Thread] = []
+    cancellation = Cancellation()
+    cancellation.install()
     effects = Effects(
         workflow=workflow,
         github=_github_client,
         backend=make_backend,
         prewarm=lambda: warming.append(prewarm()),
+        cancellation=cancellation,
     )
     try:
         return action(env, effects)

@@ -306,6 +306,9 @@ class CanaryRunResult(BaseModel):
     started_at: datetime = Field(default_factory=_utcnow)
     finished_at: datetime | None = None
     provenance: Provenance = Field(default_factory=Provenance)
+    incomplete: str | None = None
+    """Why the run stopped before every prompt was answered (e.g. the job was cancelled); the
+    unanswered ones are errored responses. ``None`` for a complete run."""
 
     def _scored(self) -> list[ProbeResult]:
         return [r for r in self.probe_results if not r.errored]
