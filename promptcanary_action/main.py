@@ -3,7 +3,7 @@
 ``main()`` is the only place that reads the process environment and builds real I/O objects
 (GitHub client, baseline backend, providers, clock); ``action()`` receives them as
 :class:`Effects`, so tests run the whole step in-process with fakes, and decides the exit code:
-0 gate passed, 1 gate failed, 2 configuration or usage error, 3 untrustworthy run
+0 gate passed, 1 gate failed, 2 configuration or usage error, 3 untrustworthy run, 4 cancelled
 (:class:`promptcanary_action.outcome.ExitCode`).
 """
 
