@@ -1,6 +1,7 @@
 # promptcanary-action: developer entry points.
 #
 #   make test    bootstrap .venv, then ruff, mypy and pytest (non-zero exit on any failure)
+#   make soak    the soak test: 30 entrypoint runs with seeded faults, prints a table (minutes)
 #   make lint    ruff, mypy, action.yml / workflow validation, hadolint on the Dockerfile
 #   make demo    run the example suite offline on recorded responses and print the drift report
 #   make bench   run the benchmarks in bench/
@@ -35,7 +36,7 @@ PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --generate-
 	--allow-unsafe --resolver=backtracking --strip-extras --no-emit-index-url \
 	--no-emit-find-links --quiet $(PIP_COMPILE_ARGS)
 
-.PHONY: test lint demo bench lock clean distclean venv ruff mypy pytest container-test
+.PHONY: test soak lint demo bench lock clean distclean venv ruff mypy pytest container-test
 
 # --------------------------------------------------------------------------------------------
 # bootstrap
@@ -75,6 +76,10 @@ test: $(STAMP)
 	$(MAKE) pytest || failed="$$failed pytest"; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed" >&2; exit 1; fi; \
 	echo "make test: ruff, mypy and pytest passed"
+
+# Deselected from `make test` by the `soak` marker (pyproject addopts); -s shows its table.
+soak: $(STAMP)
+	$(BIN)/python -m pytest -m soak -s tests/reliability/test_soak.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	@failed=""; \

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import github
@@ -24,6 +25,7 @@ from github import Auth, GithubException
 
 from promptcanary.core.http_headers import parse_retry_after
 from promptcanary_action.github_errors import (
+    ArtifactTooLargeError,
     GitHubError,
     GitHubNotFoundError,
     GitHubPermissionError,
@@ -282,15 +284,17 @@ class GitHubClient:
         epoch = datetime.min.replace(tzinfo=UTC)
         return sorted(found, key=lambda a: (a.created_at or epoch, a.id), reverse=True)
 
-    def download_artifact(self, artifact_id: int) -> bytes:
-        """The artifact's zip archive.
+    def download_artifact(self, artifact_id: int, destination: Path, *, max_bytes: int) -> None:
+        """Stream the artifact's zip archive into ``destination``, never more than ``max_bytes``
+        (:class:`ArtifactTooLargeError` above it: the file is then incomplete).
 
         GitHub answers with a 302 to blob storage, which must be fetched without our
         Authorization header; requests drops it when the redirect changes host.
         """
         op = _Op("download the artifact", "actions: read", f"artifact {artifact_id}")
         url = f"{self.api_url}/repos/{self.repository}/actions/artifacts/{artifact_id}/zip"
-        return self._call(op, lambda: self._get_bytes(url))
+        what = f"artifact {artifact_id}"
+        self._call(op, lambda: self._stream_to(url, destination, max_bytes, what))
 
     def workflow_run_conclusion(self, run_id: int) -> str | None:
         """The run's conclusion ("success", "failure", …), None while it is still running."""
@@ -303,17 +307,26 @@ class GitHubClient:
         op = _Op("read the pull request", "pull-requests: read", target)
         return str(self._call(op, lambda: self._repo.get_pull(pr_number).head.sha))
 
-    def _get_bytes(self, url: str) -> bytes:
+    def _stream_to(self, url: str, destination: Path, max_bytes: int, what: str) -> None:
         headers = {
             "Authorization": f"Bearer {self._token}",
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
             "User-Agent": "promptcanary-action",
         }
-        response = requests.get(url, headers=headers, timeout=self._timeout, allow_redirects=True)
-        if response.status_code >= 400:
-            raise _HttpFailure(_failure_from_response(response))
-        return response.content
+        with requests.get(url, headers=headers, timeout=self._timeout, stream=True) as response:
+            if response.status_code >= 400:
+                raise _HttpFailure(_failure_from_response(response))
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise _too_large(what, max_bytes, f"{int(declared)} bytes")
+            written = 0
+            with destination.open("wb") as out:  # a retry starts the file again
+                for chunk in response.iter_content(chunk_size=1 << 16):
+                    written += len(chunk)
+                    if written > max_bytes:  # no or a false Content-Length: count what comes
+                        raise _too_large(what, max_bytes, f"over {max_bytes} bytes")
+                    out.write(chunk)
 
     # -- the one retry policy and error mapping ------------------------------------------------
     def _call(self, op: _Op, fn: Callable[[], T]) -> T:
@@ -435,6 +448,13 @@ def _with_marker(body: str, marker: str, limit: int) -> str:
         return body
     without = body.replace(marker, "")
     return f"{_cap(without, limit - len(marker) - 2)}\n\n{marker}"
+
+
+def _too_large(what: str, max_bytes: int, size: str) -> ArtifactTooLargeError:
+    return ArtifactTooLargeError(
+        f"{what} is larger ({size}) than the {max_bytes / 2**20:g} MiB the action reads "
+        "(input `max-artifact-mb`); raise the input, or keep fewer files in the artifact"
+    )
 
 
 def _cap(text: str, limit: int) -> str:

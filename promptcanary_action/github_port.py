@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Literal, Protocol
 
 CommentMode = Literal["update", "new"]
@@ -98,8 +99,9 @@ class GitHubPort(Protocol):
         """Every artifact called ``name`` (expired ones included, flagged), newest first."""
         ...
 
-    def download_artifact(self, artifact_id: int) -> bytes:
-        """The artifact's zip archive."""
+    def download_artifact(self, artifact_id: int, destination: Path, *, max_bytes: int) -> None:
+        """Stream the artifact's zip archive into ``destination``, at most ``max_bytes``;
+        :class:`~promptcanary_action.github_errors.ArtifactTooLargeError` above it."""
         ...
 
     def workflow_run_conclusion(self, run_id: int) -> str | None:

@@ -3,7 +3,7 @@
 ``main()`` is the only place that reads the process environment and builds real I/O objects
 (GitHub client, baseline backend, providers, clock); ``action()`` receives them as
 :class:`Effects`, so tests run the whole step in-process with fakes, and decides the exit code:
-0 gate passed, 1 gate failed, 2 configuration or usage error, 3 untrustworthy run
+0 gate passed, 1 gate failed, 2 configuration or usage error, 3 untrustworthy run, 4 cancelled
 (:class:`promptcanary_action.outcome.ExitCode`).
 """
 
@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -27,7 +27,9 @@ from promptcanary.providers.replay import ReplayFileError
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action import publish
 from promptcanary_action.activity import Activity, PostComment, decide
+from promptcanary_action.cancel import Cancellation
 from promptcanary_action.context import EventContext
+from promptcanary_action.errors import ReportWriteError
 from promptcanary_action.github_port import GitHubPort
 from promptcanary_action.outcome import ExitCode, PairOutcome, StepOutcome, build_outcome
 from promptcanary_action.paths import workspace_relative
@@ -68,6 +70,8 @@ class Effects:
     now: Callable[[], datetime] = _utc_now
     prewarm: Callable[[], object] | None = None
     """Starts LiteLLM's slow import in the background, when a model needs it."""
+    cancellation: Cancellation = field(default_factory=Cancellation)
+    """Set by SIGINT/SIGTERM (``main()`` installs the handlers): the step stops and reports."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,9 @@ def action(environ: Mapping[str, str], effects: Effects) -> int:
         publish.PostCommentError,
     ) as exc:
         workflow.error(str(exc), title="PromptCanary: configuration error")
+        return ExitCode.USAGE
+    except ReportWriteError as exc:
+        workflow.error(str(exc), title="PromptCanary: cannot write the report folder")
         return ExitCode.USAGE
     except ReplayFileError as exc:
         workflow.error(str(exc), title="PromptCanary: unreadable recording")
@@ -188,6 +195,7 @@ def _run_and_report(
         sha=ctx.commit_sha,
         run_url=settings.github.run_url,
         report_files=[settings.report_dir],
+        cancelled=effects.cancellation.reason,
     )
     # Results first, to disk and outputs; only then the network, which may fail.
     comment = _write_results(outcome, step, workflow)
@@ -212,6 +220,8 @@ async def _run_all(
     pairs: list[PairOutcome] = []
     for loaded in suites:
         for spec in models_for(loaded, step.settings):
+            if effects.cancellation.requested:
+                return pairs  # no new pair after a cancel: the report says the run stopped
             with effects.workflow.group(f"PromptCanary: {loaded.repo_path} on {spec.model}"):
                 pairs.append(
                     await run_pair(
@@ -224,6 +234,7 @@ async def _run_all(
                         provider_factory=effects.provider,
                         backend=backend,
                         now=effects.now,
+                        cancellation=effects.cancellation,
                     )
                 )
     return pairs
@@ -233,9 +244,9 @@ def _write_results(outcome: StepOutcome, step: _Step, workflow: Workflow) -> str
     """The report folder, the outputs, the job summary and the log; returns the comment."""
     comment = render_comment(outcome, comment_marker(step.settings.comment_id))
     summary = render_summary(outcome)
+    workflow.add_summary(summary)  # first: the results survive a report folder that fails
     files = write_reports(outcome, step.report_dir, comment, summary)
     set_outputs(workflow, outcome, files, workspace=step.settings.github.workspace)
-    workflow.add_summary(summary)
     _log_outcome(outcome, workflow)
     return comment
 
@@ -276,11 +287,14 @@ def main(
     from promptcanary_action.baselines.base import make_backend
 
     warming: list[threading.Thread] = []
+    cancellation = Cancellation()
+    cancellation.install()
     effects = Effects(
         workflow=workflow,
         github=_github_client,
         backend=make_backend,
         prewarm=lambda: warming.append(prewarm()),
+        cancellation=cancellation,
     )
     try:
         return action(env, effects)

@@ -21,7 +21,7 @@ from promptcanary.core.models import CanaryRunResult, DriftReport, DriftSeverity
 from promptcanary.core.suite import resolve_line
 from promptcanary_action.settings import Settings
 
-Conclusion = Literal["success", "neutral", "failure"]
+Conclusion = Literal["success", "neutral", "failure", "cancelled"]
 
 
 class ExitCode(IntEnum):
@@ -33,6 +33,9 @@ class ExitCode(IntEnum):
     """A configuration or usage error, or an unreadable baseline or recording."""
     UNTRUSTWORTHY = 3
     """Too many responses errored (``max-error-rate``) or credentials are missing."""
+    CANCELLED = 4
+    """SIGINT/SIGTERM (a cancelled job, ``timeout-minutes``): the results so far are reported,
+    nothing is promoted."""
 
 
 class Failure(NamedTuple):
@@ -137,6 +140,8 @@ class StepOutcome(BaseModel):
     sha: str = ""
     run_url: str | None = None
     report_files: list[str] = Field(default_factory=list)
+    cancelled: str | None = None
+    """Why the step stopped early (the job was cancelled); None when it ran to the end."""
 
     @property
     def severity(self) -> DriftSeverity:
@@ -173,6 +178,8 @@ class StepOutcome(BaseModel):
 
     @property
     def exit_code(self) -> ExitCode:
+        if self.cancelled is not None:
+            return ExitCode.CANCELLED
         if self.untrustworthy:
             return ExitCode.UNTRUSTWORTHY
         if self.baseline_errors:
@@ -182,6 +189,8 @@ class StepOutcome(BaseModel):
     @property
     def conclusion(self) -> Conclusion:
         """The check run's conclusion: red whenever the step fails, so it never shows green."""
+        if self.exit_code is ExitCode.CANCELLED:
+            return "cancelled"
         if self.exit_code is not ExitCode.OK:
             return "failure"
         return "neutral" if self.drift_detected else "success"
@@ -189,6 +198,8 @@ class StepOutcome(BaseModel):
     @property
     def failures(self) -> list[Failure]:
         """The error annotations that explain a failing exit code other than the gate's."""
+        if self.cancelled is not None:
+            return [Failure("PromptCanary: cancelled", self.verdict)]
         if self.untrustworthy:
             return [Failure(None, self.verdict)]
         return [Failure("PromptCanary: unreadable baseline", e) for e in self.baseline_errors]
@@ -203,7 +214,15 @@ def untrustworthy_pairs(pairs: Sequence[PairOutcome], max_error_rate: float) -> 
     return [p for p in pairs if untrustworthy(p.run, max_error_rate)]
 
 
-def verdict(pairs: Sequence[PairOutcome], failed: bool, untrusted: bool) -> str:
+def verdict(
+    pairs: Sequence[PairOutcome], failed: bool, untrusted: bool, cancelled: str | None = None
+) -> str:
+    if cancelled is not None:
+        answered = sum(not r.errored for p in pairs for r in p.run.llm_responses)
+        return (
+            f"⏹️ Stopped early: {cancelled}. {answered} answer(s) in {len(pairs)} model run(s) "
+            "were kept and reported; nothing was promoted"
+        )
     regressions = sum(p.regression_count for p in pairs)
     drifted = sum(1 for p in pairs if p.regression_count)
     worst = max((p.severity for p in pairs), key=lambda s: s.rank, default=DriftSeverity.NONE)
@@ -232,12 +251,13 @@ def build_outcome(
 ) -> StepOutcome:
     untrusted = bool(untrustworthy_pairs(pairs, settings.max_error_rate))
     failed = gate_failed(pairs, settings.fail_on)
+    cancelled = context.get("cancelled")
     return StepOutcome(
         pairs=pairs,
         fail_on=settings.fail_on,
         gate_failed=failed,
         untrustworthy=untrusted,
-        verdict=verdict(pairs, failed, untrusted),
+        verdict=verdict(pairs, failed, untrusted, cancelled),
         warnings=warnings,
         comment_id=settings.comment_id,
         **context,

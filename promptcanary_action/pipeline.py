@@ -23,6 +23,7 @@ from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
 from promptcanary_action.baselines.base import BaselineBackend as Backend
 from promptcanary_action.baselines.base import BaselineStoreError
+from promptcanary_action.cancel import Cancellation
 from promptcanary_action.errors import UsageError
 from promptcanary_action.outcome import BaselineStatus, PairOutcome
 from promptcanary_action.settings import Settings
@@ -157,21 +158,33 @@ async def run_pair(
     provider_factory: ProviderFactory,
     backend: Backend,
     now: Callable[[], datetime],
+    cancellation: Cancellation | None = None,
 ) -> PairOutcome:
-    """Run one suite on one model, evaluate it against its baseline, promote per the outcome."""
+    """Run one suite on one model, evaluate it against its baseline, promote per the outcome.
+
+    Once ``cancellation`` is requested no more requests are sent and nothing is promoted: the
+    run is kept with what it has, marked ``incomplete`` with the reason.
+    """
     suite = loaded.suite
     provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
     # Baselines are keyed by the model that answered: a replay of a recording made with
     # openai/gpt-4o-mini compares with (and may become) that model's baseline.
     model_id = provider.config.model_id
     found = _load_baseline(backend, suite.name, model_id, activity)
+    stop = cancellation.stop_event() if cancellation is not None else None
     options = run_options(settings, sha=sha, ref=ref)
     # samples: auto decides against the baseline (and its pool) while it samples.
-    run = await run_suite(suite, provider, options, baseline=found.baseline)
+    run = await run_suite(suite, provider, options, baseline=found.baseline, stop=stop)
+    if cancellation is not None and cancellation.reason is not None:
+        run = run.model_copy(update={"incomplete": cancellation.reason})
     evaluation = evaluate(found.baseline, run, suite, policy_for(settings, activity), now=now())
-    status, location, save_note = _promote(
-        evaluation, found, activity, backend, sha, settings.baseline_pool
-    )
+    if run.incomplete is None:
+        status, location, save_note = _promote(
+            evaluation, found, activity, backend, sha, settings.baseline_pool
+        )
+    else:
+        status = BaselineStatus.FOUND if found.baseline is not None else BaselineStatus.MISSING
+        location, save_note = None, f"Not promoted: the run is incomplete ({run.incomplete})."
     notes = [*evaluation.notes, *([save_note] if save_note else [])]
     baseline = evaluation.baseline
     return PairOutcome(

@@ -304,6 +304,10 @@ class Settings:
     baseline_artifact: str = field(
         default="promptcanary-baseline", metadata=_input("baseline-artifact", clean_text)
     )
+    max_artifact_mb: int = field(
+        default=50, metadata=_input("max-artifact-mb", partial(clean_int, minimum=1))
+    )
+    """Largest baseline artifact (zip, and each file in it) read, in MiB; larger is an error."""
     baseline_max_age_days: int = field(
         default=30, metadata=_input("baseline-max-age-days", partial(clean_int, minimum=0))
     )

@@ -7,7 +7,9 @@ folder: the workflow's ``actions/upload-artifact`` step publishes it (:data:`UPL
 
 from __future__ import annotations
 
-import io
+import shutil
+import tempfile
+import weakref
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +22,7 @@ from promptcanary.storage.base import (
     snapshot_from_json,
     snapshot_to_json,
 )
+from promptcanary_action.baselines.base import BaselineStoreError
 from promptcanary_action.baselines.layout import BASELINE_FILE, baseline_file
 from promptcanary_action.github_errors import GitHubError
 from promptcanary_action.github_port import ArtifactInfo, GitHubPort
@@ -42,14 +45,17 @@ UPLOAD_STEP = """\
 
 class ArtifactBackend:
     """Args: github (the port it reads artifacts through), name (``baseline-artifact``),
-    report_dir."""
+    report_dir, max_bytes (the largest archive, and file in it, read; archives are streamed to
+    a temporary folder)."""
 
-    def __init__(self, github: GitHubPort, name: str, *, report_dir: Path) -> None:
+    def __init__(self, github: GitHubPort, name: str, *, report_dir: Path, max_bytes: int) -> None:
         self._github = github
         self.name = name
         self.report_dir = report_dir
+        self.max_bytes = max_bytes
         self._conclusions: dict[int, str | None] = {}
-        self._archives: dict[int, bytes] = {}
+        self._archives: dict[int, Path] = {}
+        self._downloads: Path | None = None
 
     def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None:
         try:
@@ -91,18 +97,25 @@ class ArtifactBackend:
     def _read(
         self, artifact: ArtifactInfo, suite_name: str, model_id: str
     ) -> BaselineSnapshot | None:
-        if artifact.id not in self._archives:
-            self._archives[artifact.id] = self._github.download_artifact(artifact.id)
         where = f"artifact '{self.name}' #{artifact.id}"
         try:
-            archive = zipfile.ZipFile(io.BytesIO(self._archives[artifact.id]))
+            archive = zipfile.ZipFile(self._download(artifact.id))
         except zipfile.BadZipFile:
             raise BaselineFileError(where, "not a zip archive") from None
+        except OSError as exc:  # e.g. a full disk under the temporary folder
+            raise BaselineFileError(where, f"cannot be stored to be read ({exc})") from None
         with archive:
             member = _member_for(archive, suite_name, model_id)
             if member is None:
                 return None
             location = f"{where}:{member}"
+            size = archive.getinfo(member).file_size  # zipfile never inflates past it
+            if size > self.max_bytes:
+                raise BaselineFileError(
+                    location,
+                    f"is {size} bytes uncompressed, more than the {self.max_bytes / 2**20:g} MiB "
+                    "the action reads (input `max-artifact-mb`)",
+                )
             try:
                 text = archive.read(member).decode("utf-8")
             except (zipfile.BadZipFile, UnicodeDecodeError, OSError) as exc:
@@ -114,6 +127,17 @@ class ArtifactBackend:
             return snapshot
         return None
 
+    def _download(self, artifact_id: int) -> Path:
+        if self._downloads is None:
+            # Removed when the backend is collected or at exit; holds at most MAX_DOWNLOADS zips.
+            self._downloads = Path(tempfile.mkdtemp(prefix="promptcanary-artifacts-"))
+            weakref.finalize(self, shutil.rmtree, self._downloads, ignore_errors=True)
+        if artifact_id not in self._archives:
+            path = self._downloads / f"{artifact_id}.zip"
+            self._github.download_artifact(artifact_id, path, max_bytes=self.max_bytes)
+            self._archives[artifact_id] = path
+        return self._archives[artifact_id]
+
     def save(
         self, snapshot: BaselineSnapshot, *, sha: str, ref: str, regressions: int | None = None
     ) -> str:
@@ -121,7 +145,10 @@ class ArtifactBackend:
         path = path.joinpath(
             *baseline_file(snapshot.suite_name, snapshot.provider.model_id).split("/")
         )
-        atomic_write_text(path, snapshot_to_json(snapshot))
+        try:
+            atomic_write_text(path, snapshot_to_json(snapshot))
+        except OSError as exc:  # a full disk: the run is still reported, unpromoted
+            raise BaselineStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
         return str(path)
 
     def history(self, suite_name: str, model_id: str) -> list[dict[str, Any]]:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from promptcanary_action.github_errors import GitHubError
+from promptcanary_action.github_errors import ArtifactTooLargeError, GitHubError
 from promptcanary_action.github_port import AnnotationLike, ArtifactInfo, CommentMode
 
 DEFAULT_HEAD = "a" * 40
@@ -156,9 +157,12 @@ class FakeGitHubPort:
         self._record("list_artifacts", name=name)
         return [info for info, _ in self.artifacts if info.name == name]
 
-    def download_artifact(self, artifact_id: int) -> bytes:
-        self._record("download_artifact", artifact_id=artifact_id)
-        return next(data for info, data in self.artifacts if info.id == artifact_id)
+    def download_artifact(self, artifact_id: int, destination: Path, *, max_bytes: int) -> None:
+        self._record("download_artifact", artifact_id=artifact_id, max_bytes=max_bytes)
+        data = next(data for info, data in self.artifacts if info.id == artifact_id)
+        if len(data) > max_bytes:
+            raise ArtifactTooLargeError(f"artifact {artifact_id} is larger than {max_bytes} bytes")
+        destination.write_bytes(data)
 
     def workflow_run_conclusion(self, run_id: int) -> str | None:
         self._record("workflow_run_conclusion", run_id=run_id)

@@ -24,6 +24,7 @@ PUBLISHED_INPUTS = {
     "baseline-path",
     "baseline-artifact",
     "baseline-max-age-days",
+    "max-artifact-mb",
     "update-baseline",
     "fail-on",
     "regression-threshold",
@@ -150,6 +151,7 @@ def test_defaults_documented_in_design(action: dict[str, Any]) -> None:
     assert defaults["check-run"] == "true"
     assert defaults["issue-on-drift"] == "false"
     assert defaults["baseline-max-age-days"] == "30"
+    assert defaults["max-artifact-mb"] == "50"
     assert defaults["mode"] == "run"
 
 

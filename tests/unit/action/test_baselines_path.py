@@ -182,6 +182,7 @@ def test_factory_builds_the_configured_store(tmp_path: Path) -> None:
     )
     assert isinstance(artifact, ArtifactBackend)
     assert artifact.name == "bl" and artifact.report_dir == tmp_path / "out"
+    assert artifact.max_bytes == 50 * 2**20  # input max-artifact-mb's default
 
     branch = make_backend(settings(baseline_branch="data"), None, tmp_path)
     assert isinstance(branch, BranchBackend) and branch.branch == "data"
