@@ -1,10 +1,12 @@
 # promptcanary-action: developer entry points.
 #
 #   make test    bootstrap .venv, then ruff, mypy and pytest (non-zero exit on any failure)
+#   make soak    the soak test: 30 entrypoint runs with seeded faults, prints a table (minutes)
 #   make lint    ruff, mypy, action.yml / workflow validation, hadolint on the Dockerfile
 #   make demo    run the example suite offline on recorded responses and print the drift report
 #   make bench   run the benchmarks in bench/
 #   make lock    regenerate requirements.lock and requirements-dev.lock (hash-pinned)
+#   make container-test  build the image with podman and run the action in it like the runner
 #   make clean   remove caches and build output (make distclean also removes .venv)
 #
 # A fresh machine needs only python3 (with venv/ensurepip), pip and npm: everything else is
@@ -34,7 +36,7 @@ PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --generate-
 	--allow-unsafe --resolver=backtracking --strip-extras --no-emit-index-url \
 	--no-emit-find-links --quiet $(PIP_COMPILE_ARGS)
 
-.PHONY: test lint demo bench lock clean distclean venv ruff mypy pytest
+.PHONY: test soak lint demo bench lock clean distclean venv ruff mypy pytest container-test
 
 # --------------------------------------------------------------------------------------------
 # bootstrap
@@ -58,8 +60,12 @@ ruff: $(STAMP)
 mypy: $(STAMP)
 	$(BIN)/mypy $(TYPED_PACKAGES)
 
+# The e2e and reliability layers spawn entrypoint.py per test; workers (pytest-xdist, one per
+# core) run them side by side. `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= auto
+
 pytest: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # Runs all three checks even when one fails, so one run shows every problem; then fails if any
 # did.
@@ -70,6 +76,10 @@ test: $(STAMP)
 	$(MAKE) pytest || failed="$$failed pytest"; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed" >&2; exit 1; fi; \
 	echo "make test: ruff, mypy and pytest passed"
+
+# Deselected from `make test` by the `soak` marker (pyproject addopts); -s shows its table.
+soak: $(STAMP)
+	$(BIN)/python -m pytest -m soak -s tests/reliability/test_soak.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	@failed=""; \
@@ -100,6 +110,21 @@ bench: $(STAMP)
 		echo "== $$b"; \
 		$(BIN)/python "$$b"; \
 	done
+
+# --------------------------------------------------------------------------------------------
+# the image, tested the way the runner runs it (podman from Debian's packages, as root)
+
+# No registry is reachable from CI machines here: the Dockerfile's base image is replaced by a
+# stand-in of the same Debian release and Python minor, built once with debootstrap and cached.
+CONTAINER_IMAGE ?= localhost/promptcanary-action:test
+STANDIN_BASE ?= localhost/promptcanary-standin:3.13-trixie
+
+container-test: $(STAMP)
+	scripts/container/install-podman.sh
+	scripts/container/standin-base.sh $(STANDIN_BASE)
+	scripts/container/build.sh $(CONTAINER_IMAGE) $(STANDIN_BASE)
+	PROMPTCANARY_IMAGE=$(CONTAINER_IMAGE) $(BIN)/python -m pytest -p no:cacheprovider \
+		-o addopts="-q -ra --strict-markers" tests/container
 
 # --------------------------------------------------------------------------------------------
 # lock files

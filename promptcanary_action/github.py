@@ -16,24 +16,31 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
 import github
 import requests
 from github import Auth, GithubException
 
+from promptcanary.core.http_headers import parse_retry_after
 from promptcanary_action.github_errors import (
-    AnnotationLike,
-    ArtifactInfo,
+    ArtifactTooLargeError,
     GitHubError,
     GitHubNotFoundError,
     GitHubPermissionError,
     GitHubRateLimitError,
 )
+from promptcanary_action.github_port import AnnotationLike, ArtifactInfo, CommentMode
+from promptcanary_action.limits import (
+    ANNOTATION_TEXT_CHARS,
+    ANNOTATIONS_PER_REQUEST,
+    CHECK_OUTPUT_CHARS,
+    CHECK_TITLE_CHARS,
+    COMMENT_CHARS,
+)
 
 __all__ = [
-    "AnnotationLike",
-    "ArtifactInfo",
     "GitHubClient",
     "GitHubError",
     "GitHubNotFoundError",
@@ -43,11 +50,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-MAX_COMMENT_CHARS = 65_536
-MAX_OUTPUT_CHARS = 65_535
-ANNOTATIONS_PER_REQUEST = 50
-MAX_ANNOTATION_TITLE = 255
-MAX_ANNOTATION_TEXT = 65_535
 SECONDARY_RATE_WAIT = 60.0  # GitHub: without Retry-After, wait at least a minute
 API_VERSION = "2022-11-28"
 ISSUE_LABEL = "promptcanary"
@@ -102,7 +104,7 @@ class _HttpFailure(Exception):
 
 
 class GitHubClient:
-    """Comments, check runs, issues and artifacts of one repository, with one retry policy."""
+    """The :class:`~promptcanary_action.github_port.GitHubPort` over GitHub's REST API."""
 
     def __init__(
         self,
@@ -167,10 +169,10 @@ class GitHubClient:
 
     # -- sticky PR comment ---------------------------------------------------------------------
     def upsert_comment(
-        self, pr_number: int, body: str, marker: str, *, mode: Literal["update", "new"] = "update"
+        self, pr_number: int, body: str, marker: str, *, mode: CommentMode = "update"
     ) -> str:
         """Edit the action's comment carrying `marker` (or create it); returns its html_url."""
-        body = _with_marker(body, marker, MAX_COMMENT_CHARS)
+        body = _with_marker(body, marker, COMMENT_CHARS)
         target = f"pull request #{pr_number} in {self.repository}"
         issue = self._repo.get_issue(pr_number)
         if mode == "update":
@@ -214,11 +216,11 @@ class GitHubClient:
         op = _Op("update the check run", "checks: write", f"check run {check_run_id}")
         run = self._repo.get_check_run(check_run_id)  # lazy: no GET, just its URL
         output: dict[str, Any] = {
-            "title": _cap(title, MAX_ANNOTATION_TITLE),
-            "summary": _cap(summary, MAX_OUTPUT_CHARS),
+            "title": _cap(title, CHECK_TITLE_CHARS),
+            "summary": _cap(summary, CHECK_OUTPUT_CHARS),
         }
         if text:
-            output["text"] = _cap(text, MAX_OUTPUT_CHARS)
+            output["text"] = _cap(text, CHECK_OUTPUT_CHARS)
         batches = _batches([_annotation_json(a) for a in annotations], ANNOTATIONS_PER_REQUEST)
         for batch in batches[:-1]:
             self._call(op, _bound(run.edit, output={**output, "annotations": batch}))
@@ -239,7 +241,7 @@ class GitHubClient:
     # -- drift issues --------------------------------------------------------------------------
     def upsert_drift_issue(self, marker: str, title: str, body: str) -> str:
         """Update the open issue carrying `marker`, or open one; returns its html_url."""
-        body = _with_marker(body, marker, MAX_COMMENT_CHARS)
+        body = _with_marker(body, marker, COMMENT_CHARS)
         issue = self._find_drift_issue(marker)
         target = f"the drift issue in {self.repository}"
         if issue is not None:
@@ -282,15 +284,17 @@ class GitHubClient:
         epoch = datetime.min.replace(tzinfo=UTC)
         return sorted(found, key=lambda a: (a.created_at or epoch, a.id), reverse=True)
 
-    def download_artifact(self, artifact_id: int) -> bytes:
-        """The artifact's zip archive.
+    def download_artifact(self, artifact_id: int, destination: Path, *, max_bytes: int) -> None:
+        """Stream the artifact's zip archive into ``destination``, never more than ``max_bytes``
+        (:class:`ArtifactTooLargeError` above it: the file is then incomplete).
 
         GitHub answers with a 302 to blob storage, which must be fetched without our
         Authorization header; requests drops it when the redirect changes host.
         """
         op = _Op("download the artifact", "actions: read", f"artifact {artifact_id}")
         url = f"{self.api_url}/repos/{self.repository}/actions/artifacts/{artifact_id}/zip"
-        return self._call(op, lambda: self._get_bytes(url))
+        what = f"artifact {artifact_id}"
+        self._call(op, lambda: self._stream_to(url, destination, max_bytes, what))
 
     def workflow_run_conclusion(self, run_id: int) -> str | None:
         """The run's conclusion ("success", "failure", …), None while it is still running."""
@@ -303,17 +307,26 @@ class GitHubClient:
         op = _Op("read the pull request", "pull-requests: read", target)
         return str(self._call(op, lambda: self._repo.get_pull(pr_number).head.sha))
 
-    def _get_bytes(self, url: str) -> bytes:
+    def _stream_to(self, url: str, destination: Path, max_bytes: int, what: str) -> None:
         headers = {
             "Authorization": f"Bearer {self._token}",
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
             "User-Agent": "promptcanary-action",
         }
-        response = requests.get(url, headers=headers, timeout=self._timeout, allow_redirects=True)
-        if response.status_code >= 400:
-            raise _HttpFailure(_failure_from_response(response))
-        return response.content
+        with requests.get(url, headers=headers, timeout=self._timeout, stream=True) as response:
+            if response.status_code >= 400:
+                raise _HttpFailure(_failure_from_response(response))
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise _too_large(what, max_bytes, f"{int(declared)} bytes")
+            written = 0
+            with destination.open("wb") as out:  # a retry starts the file again
+                for chunk in response.iter_content(chunk_size=1 << 16):
+                    written += len(chunk)
+                    if written > max_bytes:  # no or a false Content-Length: count what comes
+                        raise _too_large(what, max_bytes, f"over {max_bytes} bytes")
+                    out.write(chunk)
 
     # -- the one retry policy and error mapping ------------------------------------------------
     def _call(self, op: _Op, fn: Callable[[], T]) -> T:
@@ -335,7 +348,9 @@ class GitHubClient:
 
     def _retry_delay(self, failure: _Failure, attempt: int) -> float | None:
         """Seconds to wait before retrying, None when retrying cannot help."""
-        retry_after = _seconds(failure.header("retry-after"))
+        retry_after = parse_retry_after(
+            failure.header("retry-after"), clock=lambda: self._clock().timestamp()
+        )
         if failure.is_primary_rate_limit:
             return None  # resets within the hour; waiting that long in CI helps nobody
         if failure.is_secondary_rate_limit:
@@ -350,7 +365,7 @@ class GitHubClient:
         said = self._redact(failure.message)
         status = failure.status
         if failure.is_primary_rate_limit:
-            reset = _seconds(failure.header("x-ratelimit-reset"))
+            reset = _epoch_seconds(failure.header("x-ratelimit-reset"))
             when = (
                 datetime.fromtimestamp(reset, UTC).strftime(" until %H:%M UTC")
                 if reset is not None
@@ -435,6 +450,13 @@ def _with_marker(body: str, marker: str, limit: int) -> str:
     return f"{_cap(without, limit - len(marker) - 2)}\n\n{marker}"
 
 
+def _too_large(what: str, max_bytes: int, size: str) -> ArtifactTooLargeError:
+    return ArtifactTooLargeError(
+        f"{what} is larger ({size}) than the {max_bytes / 2**20:g} MiB the action reads "
+        "(input `max-artifact-mb`); raise the input, or keep fewer files in the artifact"
+    )
+
+
 def _cap(text: str, limit: int) -> str:
     note = "\n\n… (cut to fit GitHub's size limit)"
     if len(text) <= limit:
@@ -461,12 +483,12 @@ def _annotation_json(a: AnnotationLike) -> dict[str, Any]:
         "start_line": start,
         "end_line": max(int(a.end_line), start),
         "annotation_level": a.annotation_level,
-        "message": _cap(a.message or "(no message)", MAX_ANNOTATION_TEXT),
+        "message": _cap(a.message or "(no message)", ANNOTATION_TEXT_CHARS),
     }
     if a.title:
-        data["title"] = _cap(a.title, MAX_ANNOTATION_TITLE)
+        data["title"] = _cap(a.title, CHECK_TITLE_CHARS)
     if a.raw_details:
-        data["raw_details"] = _cap(a.raw_details, MAX_ANNOTATION_TEXT)
+        data["raw_details"] = _cap(a.raw_details, ANNOTATION_TEXT_CHARS)
     return data
 
 
@@ -482,7 +504,8 @@ def _artifact_info(artifact: Any) -> ArtifactInfo:
     )
 
 
-def _seconds(value: str | None) -> float | None:
+def _epoch_seconds(value: str | None) -> float | None:
+    """``X-RateLimit-Reset``: the Unix time the limit resets; None if absent or unreadable."""
     try:
         return float(value) if value is not None else None
     except ValueError:

@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
-from promptcanary.core.gate import gate_failed as run_gate_failed
-from promptcanary.core.gate import untrustworthy
-from promptcanary.core.models import BaselineSnapshot, DriftSeverity
+from promptcanary.core.models import BaselineSnapshot
 from promptcanary.core.pool import promote
 from promptcanary.core.runner import run_suite
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
@@ -25,8 +23,9 @@ from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
 from promptcanary_action.baselines.base import BaselineBackend as Backend
 from promptcanary_action.baselines.base import BaselineStoreError
+from promptcanary_action.cancel import Cancellation
 from promptcanary_action.errors import UsageError
-from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
+from promptcanary_action.outcome import BaselineStatus, PairOutcome
 from promptcanary_action.settings import Settings
 
 ProviderFactory = Callable[[str, dict[str, Any], Path], BaseLLMProvider]
@@ -60,15 +59,6 @@ def find_suite_files(patterns: Sequence[str], base_dir: Path) -> list[Path]:
             )
         found.extend(path for path in files if path not in found)
     return found
-
-
-def repo_relative(path: Path, workspace: Path | None) -> str:
-    if workspace is not None:
-        try:
-            return path.resolve().relative_to(workspace.resolve()).as_posix()
-        except ValueError:
-            pass
-    return path.as_posix()
 
 
 def models_for(suite: LoadedSuite, settings: Settings) -> list[ModelSpec]:
@@ -168,21 +158,33 @@ async def run_pair(
     provider_factory: ProviderFactory,
     backend: Backend,
     now: Callable[[], datetime],
+    cancellation: Cancellation | None = None,
 ) -> PairOutcome:
-    """Run one suite on one model, evaluate it against its baseline, promote per the outcome."""
+    """Run one suite on one model, evaluate it against its baseline, promote per the outcome.
+
+    Once ``cancellation`` is requested no more requests are sent and nothing is promoted: the
+    run is kept with what it has, marked ``incomplete`` with the reason.
+    """
     suite = loaded.suite
     provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
     # Baselines are keyed by the model that answered: a replay of a recording made with
     # openai/gpt-4o-mini compares with (and may become) that model's baseline.
     model_id = provider.config.model_id
     found = _load_baseline(backend, suite.name, model_id, activity)
+    stop = cancellation.stop_event() if cancellation is not None else None
     options = run_options(settings, sha=sha, ref=ref)
     # samples: auto decides against the baseline (and its pool) while it samples.
-    run = await run_suite(suite, provider, options, baseline=found.baseline)
+    run = await run_suite(suite, provider, options, baseline=found.baseline, stop=stop)
+    if cancellation is not None and cancellation.reason is not None:
+        run = run.model_copy(update={"incomplete": cancellation.reason})
     evaluation = evaluate(found.baseline, run, suite, policy_for(settings, activity), now=now())
-    status, location, save_note = _promote(
-        evaluation, found, activity, backend, sha, settings.baseline_pool
-    )
+    if run.incomplete is None:
+        status, location, save_note = _promote(
+            evaluation, found, activity, backend, sha, settings.baseline_pool
+        )
+    else:
+        status = BaselineStatus.FOUND if found.baseline is not None else BaselineStatus.MISSING
+        location, save_note = None, f"Not promoted: the run is incomplete ({run.incomplete})."
     notes = [*evaluation.notes, *([save_note] if save_note else [])]
     baseline = evaluation.baseline
     return PairOutcome(
@@ -198,54 +200,4 @@ async def run_pair(
         notes=notes,
         prompt_lines=dict(suite.prompt_lines),
         probe_lines=suite.probe_lines,
-    )
-
-
-def gate_failed(pairs: Sequence[PairOutcome], fail_on: str) -> bool:
-    """The merge gate of ``fail-on`` over every pair: one failing pair fails the step."""
-    return any(run_gate_failed(p.drift, p.run, fail_on) for p in pairs)
-
-
-def untrustworthy_pairs(pairs: Sequence[PairOutcome], max_error_rate: float) -> list[PairOutcome]:
-    return [p for p in pairs if untrustworthy(p.run, max_error_rate)]
-
-
-def verdict(pairs: Sequence[PairOutcome], failed: bool, untrusted: bool) -> str:
-    regressions = sum(p.regression_count for p in pairs)
-    drifted = sum(1 for p in pairs if p.regression_count)
-    worst = max((p.severity for p in pairs), key=lambda s: s.rank, default=DriftSeverity.NONE)
-    errors = sum(p.error_count for p in pairs)
-    if untrusted:
-        return (
-            f"⚠️ Untrustworthy run: {errors} response(s) errored, above max-error-rate; "
-            "the results cannot gate the merge"
-        )
-    if regressions:
-        icon = "❌" if failed else "⚠️"
-        return (
-            f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
-            f"(severity {worst.value})"
-        )
-    if failed:
-        return "❌ Probes failed (fail-on: failure)"
-    compared = sum(1 for p in pairs if p.drift is not None)
-    if compared == 0:
-        return f"✅ {len(pairs)} model run(s) completed; no baseline to compare with yet"
-    return f"✅ No drift in {compared} compared model run(s)"
-
-
-def build_outcome(
-    pairs: list[PairOutcome], settings: Settings, *, warnings: list[str], **context: Any
-) -> StepOutcome:
-    untrusted = bool(untrustworthy_pairs(pairs, settings.max_error_rate))
-    failed = gate_failed(pairs, settings.fail_on)
-    return StepOutcome(
-        pairs=pairs,
-        fail_on=settings.fail_on,
-        gate_failed=failed,
-        untrustworthy=untrusted,
-        verdict=verdict(pairs, failed, untrusted),
-        warnings=warnings,
-        comment_id=settings.comment_id,
-        **context,
     )

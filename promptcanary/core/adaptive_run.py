@@ -8,6 +8,7 @@ more, until :class:`promptcanary.core.adaptive.Sequencer` has nothing left to as
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
@@ -42,8 +43,12 @@ async def answer_adaptive(
     *,
     stream: TextIO | None = None,
     show_progress: bool = True,
+    stop: asyncio.Event | None = None,
 ) -> AdaptiveAnswers:
-    """Ask ``suite``'s prompts in stages, deciding against the pool ``entries`` after each."""
+    """Ask ``suite``'s prompts in stages, deciding against the pool ``entries`` after each.
+
+    Once ``stop`` is set, the stage in flight ends (unanswered jobs errored) and none follows.
+    """
     ids = [p.id for p in suite.prompts]
     pooled = pooled_prompts(entries, suite.prompt_hashes, ids)
     sequencer = Sequencer(pooled, policy)
@@ -67,13 +72,13 @@ async def answer_adaptive(
             label=f"promptcanary stage {stage}",
         )
         try:
-            new = await session.answer(jobs, progress)
+            new = await session.answer(jobs, progress, stop=stop)
         finally:
             progress.finish()
         responses.extend(new)
         results.extend(score_responses(suite, new))
         asked.update(targets)
-        targets = sequencer.look(results, responses)
+        targets = {} if stop is not None and stop.is_set() else sequencer.look(results, responses)
         if show_progress:
             _stage_line(stream, stage, len(jobs), len(responses), len(targets))
     order = {pid: n for n, pid in enumerate(ids)}

@@ -207,7 +207,9 @@ def compare(
     comparisons, statistical = _judge(found.pairs, thresholds, warnings)
     record = current.provenance.adaptive
     pool_runs = 1
-    # An auto run made without a baseline did not sample against one: the fixed rules judge it.
+    # Only a run that sampled against a baseline made sequential decisions. One run without a
+    # baseline and compared later (``run`` then ``compare``) is judged by the documented
+    # fixed-sample rules on the answers it has.
     if record is not None and record.pool_runs > 0:
         size = pool_size or record.pool_runs or DEFAULT_POOL
         comparisons, pool_runs = _sequential(comparisons, entries_of(snapshots, size), current)

@@ -28,6 +28,13 @@ from pydantic import (
 SCHEMA_VERSION = 2
 """Version of the baseline snapshot document written by this engine."""
 
+MAX_STORED_RESPONSE_CHARS = 100_000
+"""Characters of a response's text kept in runs, snapshots and recordings (about 25k tokens).
+
+The probes score the whole text first; only what is stored is cut, and the response then says
+how long the text was (:attr:`LLMResponse.truncated_from`).
+"""
+
 TEMPERATURE_RANGE = (0.0, 2.0)
 """Sampling temperatures a :class:`ProviderConfig` accepts (what the providers accept)."""
 
@@ -170,10 +177,24 @@ class LLMResponse(BaseModel):
         default_factory=_utcnow, validation_alias=AliasChoices("created_at", "timestamp")
     )
     """Named ``timestamp`` in PromptCanary 0.2.2 documents, which still load."""
+    truncated_from: int | None = None
+    """The text's length in characters when ``content`` holds only its first part (stored
+    responses are kept to :data:`MAX_STORED_RESPONSE_CHARS`); ``None`` when kept whole."""
 
     @property
     def errored(self) -> bool:
         return self.error is not None
+
+    def bounded(self, limit: int = MAX_STORED_RESPONSE_CHARS) -> LLMResponse:
+        """This response as stored: ``content`` cut to ``limit`` characters, the cut noted."""
+        if len(self.content) <= limit:
+            return self
+        return self.model_copy(
+            update={
+                "content": self.content[:limit],
+                "truncated_from": self.truncated_from or len(self.content),
+            }
+        )
 
     @property
     def timestamp(self) -> datetime:
@@ -368,6 +389,9 @@ class CanaryRunResult(BaseModel):
     started_at: datetime = Field(default_factory=_utcnow)
     finished_at: datetime | None = None
     provenance: Provenance = Field(default_factory=Provenance)
+    incomplete: str | None = None
+    """Why the run stopped before every prompt was answered (e.g. the job was cancelled); the
+    unanswered ones are errored responses. ``None`` for a complete run."""
 
     def _scored(self) -> list[ProbeResult]:
         return [r for r in self.probe_results if not r.errored]

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import promptcanary
 from promptcanary.core.models import (
@@ -50,6 +50,10 @@ BACKOFF_CAP = 30.0
 """Upper bound of the exponential part of the delay."""
 RETRY_AFTER_CAP = 60.0
 """A server's ``Retry-After`` is honoured up to this many seconds."""
+
+
+STOPPED_ERROR = "stopped before an answer: the run was stopped"
+"""The error of a job the run stopped before answering (see ``run_suite``'s ``stop``)."""
 
 
 def effective_config(config: ProviderConfig, options: RunOptions) -> ProviderConfig:
@@ -134,8 +138,11 @@ class RunSession:
             self._clones[sample] = self._provider.with_config(clone)
         return self._clones[sample]
 
-    async def answer(self, jobs: Sequence[Job], progress: RunProgress) -> list[LLMResponse]:
-        """One response per job, in the jobs' order whatever order they finish in."""
+    async def answer(
+        self, jobs: Sequence[Job], progress: RunProgress, *, stop: asyncio.Event | None = None
+    ) -> list[LLMResponse]:
+        """One response per job, in the jobs' order whatever order they finish in; once ``stop``
+        is set, no more requests: unanswered jobs are errored (:data:`STOPPED_ERROR`)."""
 
         async def one(job: Job) -> LLMResponse:
             # The slot is held through backoff sleeps: under a rate limit, freeing it would only
@@ -150,7 +157,25 @@ class RunSession:
             progress.advance(errored=response.errored, retries=response.retries)
             return response
 
-        return list(await asyncio.gather(*(one(job) for job in jobs)))
+        tasks = [asyncio.ensure_future(one(job)) for job in jobs]
+        if stop is None:
+            return list(await asyncio.gather(*tasks))
+        everything: asyncio.Future[Any] = asyncio.gather(*tasks)
+        stopped: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({everything, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        if not everything.done():
+            # Stopped (e.g. the job is cancelled): in-flight requests are abandoned, and each
+            # unanswered job becomes an errored response, so what was answered is kept.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return [
+            task.result()
+            if not task.cancelled()
+            else self._call.errored(job.prompt, job.sample, 0, STOPPED_ERROR)
+            for task, job in zip(tasks, jobs, strict=True)
+        ]
 
     async def aclose(self) -> None:
         await self._provider.aclose()
@@ -187,6 +212,7 @@ async def run_suite(
     sleep: Sleep = asyncio.sleep,
     rng: random.Random | None = None,
     progress_stream: TextIO | None = None,
+    stop: asyncio.Event | None = None,
 ) -> CanaryRunResult:
     """Run every prompt of ``suite`` against ``provider``, score the answers, return the run.
 
@@ -194,6 +220,9 @@ async def run_suite(
     With ``samples: auto`` the answers come in stages decided against ``baseline`` (a snapshot,
     whose stored pool counts, or a list of snapshots, newest first); without a baseline every
     prompt gets ``min_samples`` answers.
+
+    Once ``stop`` is set no further request is sent; the run is returned with the answers it
+    has, the rest errored, and :attr:`CanaryRunResult.incomplete` saying so.
 
     Raises:
         MissingCredentialsError: from ``provider.check_environment()``, before any request.
@@ -213,38 +242,44 @@ async def run_suite(
             entries = entries_of(baseline, options.baseline_pool) if baseline is not None else []
             answers = await answer_adaptive(
                 session, suite, options.policy(), entries,
-                stream=progress_stream, show_progress=options.show_progress,
+                stream=progress_stream, show_progress=options.show_progress, stop=stop,
             )  # fmt: skip
             responses, results, record = answers.responses, answers.results, answers.record
         else:
-            responses = await _answer_fixed(session, suite, options, progress_stream)
-            results = score_responses(suite, responses)
+            responses = await _answer_fixed(session, suite, options, progress_stream, stop)
+            results = score_responses(suite, responses)  # the whole text
     finally:
         await session.aclose()
     finished_at = datetime.now(UTC)
+    kept = [response.bounded() for response in responses]  # what is stored
     if options.record is not None:
         from promptcanary.providers.replay import write_recording
 
-        write_recording(options.record, responses)
+        write_recording(options.record, kept)
     return CanaryRunResult(
         suite_name=suite.name,
         provider=config.model_copy(update={"extra_params": redact_params(config.extra_params)}),
         probe_results=results,
-        llm_responses=responses,
+        llm_responses=kept,
         started_at=started_at,
         finished_at=finished_at,
         provenance=provenance(suite, options, record, responses),
+        incomplete=STOPPED_ERROR if stop is not None and stop.is_set() else None,
     )
 
 
 async def _answer_fixed(
-    session: RunSession, suite: CanarySuite, options: RunOptions, stream: TextIO | None
+    session: RunSession,
+    suite: CanarySuite,
+    options: RunOptions,
+    stream: TextIO | None,
+    stop: asyncio.Event | None,
 ) -> list[LLMResponse]:
     """``samples: N``: every prompt N times, one progress bar."""
     jobs = plan(suite.prompts, options.sample_count)
     progress = RunProgress(len(jobs), stream=stream, enabled=options.show_progress)
     try:
-        return await session.answer(jobs, progress)
+        return await session.answer(jobs, progress, stop=stop)
     finally:
         progress.finish()
 
@@ -318,11 +353,11 @@ class _Caller:
                     transient=True,
                 )
             except Exception as exc:  # a custom provider may raise anything; the run goes on
-                return self._errored(prompt, sample, attempt, f"{type(exc).__name__}: {exc}")
+                return self.errored(prompt, sample, attempt, f"{type(exc).__name__}: {exc}")
             else:
                 return self._finish(response, prompt, sample, attempt, started)
             if not error.transient or attempt >= self.max_retries:
-                return self._errored(prompt, sample, attempt, describe(error, attempt))
+                return self.errored(prompt, sample, attempt, describe(error, attempt))
             await self.sleep(backoff_delay(attempt, error.retry_after, self.rng))
             attempt += 1
 
@@ -345,7 +380,7 @@ class _Caller:
             update["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
         return response.model_copy(update=update) if update else response
 
-    def _errored(self, prompt: CanaryPrompt, sample: int, retries: int, reason: str) -> LLMResponse:
+    def errored(self, prompt: CanaryPrompt, sample: int, retries: int, reason: str) -> LLMResponse:
         return LLMResponse(
             prompt_id=prompt.id,
             provider_model_id=self.model_id,

@@ -8,6 +8,12 @@ One call is one HTTP request: LiteLLM's and the OpenAI SDK's own retries are swi
 (``num_retries=0``, ``max_retries=0``) because the runner retries, with backoff that honours
 ``Retry-After`` and a budget the user configured.
 
+Per call, LiteLLM also prices the answer (a model-table lookup) and queues a success-logging task
+for its callbacks: a quarter or more of its CPU per request, which bounds a run at high concurrency
+on a small machine. The engine reads neither, so while one of *our* calls runs and no LiteLLM
+callback is configured in the process, both are skipped (:func:`_skip_unused_bookkeeping`); any
+other use of LiteLLM in the same process is unaffected.
+
 Errors become :class:`ProviderError` with ``transient`` set for what is worth retrying: 408, 409,
 429 and 5xx answers, timeouts, connection errors and a body that is not JSON (a truncated answer
 from a proxy is usually a one-off). An answer that is well-formed but unusable — no ``choices``, or
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import importlib
 import json
 import os
@@ -52,6 +59,13 @@ _PREWARM_MODULES = (
 _prewarm_lock = threading.Lock()
 _prewarm_thread: threading.Thread | None = None
 
+#: True inside :meth:`LiteLLMProvider.acomplete` (asyncio tasks copy it into what LiteLLM starts).
+_in_our_call: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "promptcanary_litellm_call", default=False
+)
+_bookkeeping_lock = threading.Lock()
+_bookkeeping_checked = False
+
 
 def import_litellm() -> Any:
     """Import LiteLLM configured for offline, quiet use (the cost map ships with the package)."""
@@ -60,7 +74,48 @@ def import_litellm() -> Any:
 
     # Its "Give Feedback / Get Help" banner goes to stdout on every error: noise in CI logs.
     litellm.suppress_debug_info = True
+    _skip_unused_bookkeeping(litellm)
     return litellm
+
+
+def _skip_unused_bookkeeping(litellm: Any) -> None:
+    """Wrap LiteLLM's per-call cost calculation and success-logging task so that they do nothing
+    during our calls while no callback is configured (they would feed only callbacks and the
+    response's hidden ``response_cost``, which the engine never reads). Installed once; a LiteLLM
+    without these internals is left as it is (this is only an optimisation)."""
+    global _bookkeeping_checked
+    if _bookkeeping_checked:  # import_litellm() runs on every call: keep that path cheap
+        return
+    with _bookkeeping_lock:
+        try:
+            from litellm import utils
+            from litellm.litellm_core_utils.litellm_logging import Logging
+
+            calculate = Logging.response_cost_calculator
+            log_success = utils._client_async_logging_helper
+        except (ImportError, AttributeError):
+            _bookkeeping_checked = True
+            return
+        if getattr(calculate, "_promptcanary", False):
+            _bookkeeping_checked = True
+            return
+
+        def unused() -> bool:
+            return _in_our_call.get() and not (
+                litellm.callbacks or litellm.success_callback or litellm._async_success_callback
+            )
+
+        def response_cost_calculator(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return None if unused() else calculate(self, *args, **kwargs)
+
+        async def client_async_logging_helper(*args: Any, **kwargs: Any) -> None:
+            if not unused():
+                await log_success(*args, **kwargs)
+
+        response_cost_calculator._promptcanary = True  # type: ignore[attr-defined]
+        Logging.response_cost_calculator = response_cost_calculator
+        utils._client_async_logging_helper = client_async_logging_helper
+        _bookkeeping_checked = True
 
 
 def _warm() -> None:
@@ -218,10 +273,13 @@ class LiteLLMProvider(BaseLLMProvider):
         litellm = import_litellm()
         kwargs = self.request_kwargs(prompt, system_prompt, timeout)
         started = time.perf_counter()
+        token = _in_our_call.set(True)
         try:
             response = await litellm.acompletion(**kwargs)
         except Exception as exc:  # see complete()
             raise self._error(exc, kwargs["timeout"]) from exc
+        finally:
+            _in_our_call.reset(token)
         return self._parse(response, prompt, sample, started)
 
     async def aclose(self) -> None:

@@ -7,11 +7,13 @@ folder: the workflow's ``actions/upload-artifact`` step publishes it (:data:`UPL
 
 from __future__ import annotations
 
-import io
+import shutil
+import tempfile
+import weakref
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary.storage.base import (
@@ -20,8 +22,10 @@ from promptcanary.storage.base import (
     snapshot_from_json,
     snapshot_to_json,
 )
+from promptcanary_action.baselines.base import BaselineStoreError
 from promptcanary_action.baselines.layout import BASELINE_FILE, baseline_file
-from promptcanary_action.github_errors import ArtifactInfo, GitHubError
+from promptcanary_action.github_errors import GitHubError
+from promptcanary_action.github_port import ArtifactInfo, GitHubPort
 
 ARTIFACT_DIR = "baseline-artifact"
 MAX_DOWNLOADS = 10
@@ -39,26 +43,19 @@ UPLOAD_STEP = """\
 """
 
 
-@runtime_checkable
-class ArtifactSource(Protocol):
-    """What this store needs from GitHub (implemented by ``GitHubClient``)."""
-
-    def list_artifacts(self, name: str) -> list[ArtifactInfo]: ...
-
-    def download_artifact(self, artifact_id: int) -> bytes: ...
-
-    def workflow_run_conclusion(self, run_id: int) -> str | None: ...
-
-
 class ArtifactBackend:
-    """Args: source (the GitHub client), name (``baseline-artifact``), report_dir."""
+    """Args: github (the port it reads artifacts through), name (``baseline-artifact``),
+    report_dir, max_bytes (the largest archive, and file in it, read; archives are streamed to
+    a temporary folder)."""
 
-    def __init__(self, source: ArtifactSource, name: str, *, report_dir: Path) -> None:
-        self._source = source
+    def __init__(self, github: GitHubPort, name: str, *, report_dir: Path, max_bytes: int) -> None:
+        self._github = github
         self.name = name
         self.report_dir = report_dir
+        self.max_bytes = max_bytes
         self._conclusions: dict[int, str | None] = {}
-        self._archives: dict[int, bytes] = {}
+        self._archives: dict[int, Path] = {}
+        self._downloads: Path | None = None
 
     def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None:
         try:
@@ -86,7 +83,7 @@ class ArtifactBackend:
         epoch = datetime.min.replace(tzinfo=UTC)
         usable = [
             a
-            for a in self._source.list_artifacts(self.name)
+            for a in self._github.list_artifacts(self.name)
             if a.name == self.name and not a.expired and a.head_branch == branch
         ]
         return sorted(usable, key=lambda a: (a.created_at or epoch, a.id), reverse=True)
@@ -94,24 +91,31 @@ class ArtifactBackend:
     def _succeeded(self, run_id: int) -> bool:
         # A failed run's artifact may hold a baseline of a run that should not have been kept.
         if run_id not in self._conclusions:
-            self._conclusions[run_id] = self._source.workflow_run_conclusion(run_id)
+            self._conclusions[run_id] = self._github.workflow_run_conclusion(run_id)
         return self._conclusions[run_id] == "success"
 
     def _read(
         self, artifact: ArtifactInfo, suite_name: str, model_id: str
     ) -> BaselineSnapshot | None:
-        if artifact.id not in self._archives:
-            self._archives[artifact.id] = self._source.download_artifact(artifact.id)
         where = f"artifact '{self.name}' #{artifact.id}"
         try:
-            archive = zipfile.ZipFile(io.BytesIO(self._archives[artifact.id]))
+            archive = zipfile.ZipFile(self._download(artifact.id))
         except zipfile.BadZipFile:
             raise BaselineFileError(where, "not a zip archive") from None
+        except OSError as exc:  # e.g. a full disk under the temporary folder
+            raise BaselineFileError(where, f"cannot be stored to be read ({exc})") from None
         with archive:
             member = _member_for(archive, suite_name, model_id)
             if member is None:
                 return None
             location = f"{where}:{member}"
+            size = archive.getinfo(member).file_size  # zipfile never inflates past it
+            if size > self.max_bytes:
+                raise BaselineFileError(
+                    location,
+                    f"is {size} bytes uncompressed, more than the {self.max_bytes / 2**20:g} MiB "
+                    "the action reads (input `max-artifact-mb`)",
+                )
             try:
                 text = archive.read(member).decode("utf-8")
             except (zipfile.BadZipFile, UnicodeDecodeError, OSError) as exc:
@@ -123,6 +127,17 @@ class ArtifactBackend:
             return snapshot
         return None
 
+    def _download(self, artifact_id: int) -> Path:
+        if self._downloads is None:
+            # Removed when the backend is collected or at exit; holds at most MAX_DOWNLOADS zips.
+            self._downloads = Path(tempfile.mkdtemp(prefix="promptcanary-artifacts-"))
+            weakref.finalize(self, shutil.rmtree, self._downloads, ignore_errors=True)
+        if artifact_id not in self._archives:
+            path = self._downloads / f"{artifact_id}.zip"
+            self._github.download_artifact(artifact_id, path, max_bytes=self.max_bytes)
+            self._archives[artifact_id] = path
+        return self._archives[artifact_id]
+
     def save(
         self, snapshot: BaselineSnapshot, *, sha: str, ref: str, regressions: int | None = None
     ) -> str:
@@ -130,7 +145,10 @@ class ArtifactBackend:
         path = path.joinpath(
             *baseline_file(snapshot.suite_name, snapshot.provider.model_id).split("/")
         )
-        atomic_write_text(path, snapshot_to_json(snapshot))
+        try:
+            atomic_write_text(path, snapshot_to_json(snapshot))
+        except OSError as exc:  # a full disk: the run is still reported, unpromoted
+            raise BaselineStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
         return str(path)
 
     def history(self, suite_name: str, model_id: str) -> list[dict[str, Any]]:

@@ -3,13 +3,13 @@
 Every test drives ``entrypoint.py`` through :class:`ActionHarness`, which runs it as a subprocess
 (:func:`tests.e2e.runner.run_action`) in a workspace the test writes its suite files into, with
 the fake LLM server reached through LiteLLM and the fake GitHub server as ``GITHUB_API_URL``.
-The defaults keep each run short: no retries, a small timeout.
+The defaults keep each run short: no retries; the timeout only guards against a hang.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,10 @@ MODEL = "openai/fake"
 API_KEY = "sk-test"
 
 #: Inputs that keep one run short; a test's own inputs override them.
-FAST_INPUTS = {"timeout": "10", "max-retries": "0", "concurrency": "8"}
+# The timeout is generous on purpose: the first request of a run waits for LiteLLM's cold import,
+# which on a loaded 2-core machine (parallel test workers) took more than 10 s. Tests about hangs
+# set their own.
+FAST_INPUTS = {"timeout": "30", "max-retries": "0", "concurrency": "8"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -164,6 +167,10 @@ class ActionHarness:
     github: FakeGitHubServer
     env: dict[str, str | None] = field(default_factory=lambda: {"OPENAI_API_KEY": API_KEY})
     runs: int = 0
+    #: Inputs every run gets unless the test gives its own.
+    defaults: Mapping[str, str] = field(default_factory=lambda: dict(FAST_INPUTS))
+    #: How a run happens: ``entrypoint.py`` as a subprocess, or (tests/container) in the image.
+    runner: Callable[..., ActionResult] = run_action
 
     def write(self, relpath: str, text: str) -> Path:
         path = self.workspace / relpath
@@ -182,9 +189,9 @@ class ActionHarness:
     ) -> ActionResult:
         """Run ``entrypoint.py`` once; each run gets fresh runner files (outputs, summary)."""
         self.runs += 1
-        return run_action(
+        return self.runner(
             self.tmp_path / f"run-{self.runs}",
-            inputs={**FAST_INPUTS, **(inputs or {})},
+            inputs={**self.defaults, **(inputs or {})},
             event_name=event_name,
             event=event,
             workspace=self.workspace,

@@ -256,6 +256,8 @@ class Artifact:
     created_at: str
     expires_at: str
     blob_key: str
+    without_length: bool = False
+    """Serve the blob with no Content-Length (read to the end of the connection)."""
 
 
 @dataclass
@@ -656,6 +658,7 @@ class GitHubState:
         conclusion: str = "success",
         head_sha: str = "0" * 40,
         event: str = "push",
+        without_length: bool = False,
     ) -> Artifact:
         with self.lock:
             created = created_at or datetime.now(UTC)
@@ -679,6 +682,7 @@ class GitHubState:
                 created_at=iso(created),
                 expires_at=iso(created + timedelta(days=90)),
                 blob_key=f"{aid}-{abs(hash(name)) % 10**8}",
+                without_length=without_length,
             )
             self.artifacts[aid] = art
             return art

@@ -304,8 +304,9 @@ def test_custom_probe_module_registers_the_example_probes(tmp_path: Path) -> Non
 def test_run_auto_against_a_baseline_costs_one_answer_for_a_repeating_model(
     workdir: Path,
 ) -> None:
-    # A replay repeats its one answer: a deterministic model. Without a baseline, auto asks
-    # every prompt once; against that baseline, one identical answer each settles it.
+    # A replay repeats its one answer: a deterministic model. Without a baseline there is
+    # nothing to decide, so auto asks one answer per prompt (the pool fills from there); against
+    # that baseline, one answer each settles it.
     first = cli(
         "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--samples", "auto",
         "--output-json", "first.json", "--save-baseline", "--baseline-dir", "bl", "--no-progress",

@@ -316,6 +316,16 @@ def test_fault_500_once_then_success(github_server, repo):
     assert len(github_server.requests_to("POST", r"/issues/7/comments$")) == 4
 
 
+def test_fault_after_write_applies_the_write_then_fails(github_server, repo):
+    github_server.fail("POST", r"/issues/7/comments$", 502, times=1, after_write=True)
+    with pytest.raises(github.GithubException) as info:
+        repo.get_issue(7).create_comment("written")
+    assert info.value.status == 502
+    assert [c.body for c in github_server.comments(7)] == ["written"]  # yet it exists
+    repo.get_issue(7).create_comment("second")  # the fault was once
+    assert [c.body for c in github_server.comments(7)] == ["written", "second"]
+
+
 def test_rate_limit_faults(github_server, repo):
     github_server.fail(
         "POST", r"/comments$", 403, secondary_rate_limit=True, retry_after=0, times=1

@@ -154,15 +154,24 @@ def dockerfile_instructions() -> list[str]:
 
 def test_dockerfile_installs_the_hash_pinned_lock_before_copying_the_code() -> None:
     instructions = dockerfile_instructions()
-    assert instructions[0].startswith("FROM python:3.12-slim")
+    assert re.fullmatch(
+        r"ARG BASE_IMAGE=python:3\.13-slim-trixie@sha256:[0-9a-f]{64}", instructions[0]
+    )
+    assert [i for i in instructions if i.startswith("FROM")] == [
+        "FROM ${BASE_IMAGE} AS deps",
+        "FROM ${BASE_IMAGE}",
+    ]
     install = [i for i in instructions if i.startswith("RUN") and "pip install" in i]
     assert len(install) == 1
     assert "--require-hashes" in install[0]
     assert "requirements.lock" in install[0]
+    assert "pip uninstall --yes --quiet hf-xet pip" in install[0]
+    assert "compileall" in install[0]
     copy_lock = next(i for i, s in enumerate(instructions) if "COPY requirements.lock" in s)
+    copy_venv = instructions.index("COPY --from=deps /opt/venv /opt/venv")
     copy_code = next(i for i, s in enumerate(instructions) if s.startswith("COPY promptcanary"))
-    assert copy_lock < instructions.index(install[0]) < copy_code
-    assert 'ENTRYPOINT ["python", "/app/entrypoint.py"]' in instructions
+    assert copy_lock < instructions.index(install[0]) < copy_venv < copy_code
+    assert 'ENTRYPOINT ["/opt/venv/bin/python", "/app/entrypoint.py"]' in instructions
     assert any("git" in i and "apt-get install" in i for i in instructions)
 
 

@@ -7,6 +7,7 @@ import socket
 import zipfile
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ from promptcanary_action.github import (
     GitHubPermissionError,
     GitHubRateLimitError,
 )
+from promptcanary_action.github_errors import ArtifactTooLargeError
 from tests.fakes.github_server import FakeGitHubServer
 
 REPO = "octo-org/octo-repo"
@@ -292,7 +294,7 @@ def test_a_bot_pull_request_quoting_the_marker_is_not_the_drift_issue(gh: FakeGi
 
 # -- artifacts and workflow runs ---------------------------------------------------------------
 def test_artifacts_are_listed_newest_first_and_downloaded_without_auth_on_the_blob(
-    gh: FakeGitHubServer,
+    gh: FakeGitHubServer, tmp_path: Path
 ) -> None:
     now = datetime.now(UTC).replace(microsecond=0)
     older = gh.add_artifact(
@@ -313,18 +315,38 @@ def test_artifacts_are_listed_newest_first_and_downloaded_without_auth_on_the_bl
         ),
         ArtifactInfo(older.id, "promptcanary-baseline", False, now, "main", 11),
     ]
-    assert client.download_artifact(newer.id) == newer_zip
+    client.download_artifact(newer.id, tmp_path / "a.zip", max_bytes=len(newer_zip))
+    assert (tmp_path / "a.zip").read_bytes() == newer_zip
     [blob] = gh.blob_requests
     assert "authorization" not in blob.headers
     assert client.workflow_run_conclusion(12) == "success"
 
 
-def test_expired_artifact_download_is_not_found(gh: FakeGitHubServer) -> None:
+def test_expired_artifact_download_is_not_found(gh: FakeGitHubServer, tmp_path: Path) -> None:
     art = gh.add_artifact("promptcanary-baseline", b"PK", "main", 11, expired=True)
 
     with pytest.raises(GitHubNotFoundError) as err:
-        make_client(gh).download_artifact(art.id)
+        make_client(gh).download_artifact(art.id, tmp_path / "a.zip", max_bytes=2**20)
     assert err.value.status == 410 and f"artifact {art.id}" in str(err.value)
+
+
+@pytest.mark.parametrize("without_length", [False, True], ids=["content-length", "no-length"])
+def test_artifact_above_the_cap_is_refused_without_reading_past_it(
+    gh: FakeGitHubServer, tmp_path: Path, without_length: bool
+) -> None:
+    cap = 64 * 1024
+    big = bytes(range(256)) * (16 * cap // 256)  # 16 times the cap
+    art = gh.add_artifact("big", big, "main", 11, without_length=without_length)
+    destination = tmp_path / "a.zip"
+
+    with pytest.raises(ArtifactTooLargeError) as err:
+        make_client(gh).download_artifact(art.id, destination, max_bytes=cap)
+
+    assert f"artifact {art.id}" in str(err.value) and "max-artifact-mb" in str(err.value)
+    # Streamed: at most the cap was kept (nothing at all when the length was announced).
+    kept = destination.stat().st_size if destination.exists() else 0
+    assert kept <= cap
+    assert not without_length or kept > 0  # the no-length case really streamed to disk
 
 
 # -- errors ------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""action.yml agrees with DESIGN §4 and with Settings (same inputs, same defaults)."""
+"""action.yml declares exactly the published inputs and outputs, with Settings' defaults."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from promptcanary_action.settings import Settings
 
 ACTION_YML = Path(__file__).resolve().parents[3] / "action.yml"
 
-# DESIGN §4, plus baseline-max-age-days.
-DESIGN_INPUTS = {
+# The action's published inputs and outputs: changing either set is a change of its interface.
+PUBLISHED_INPUTS = {
     "config",
     "models",
     "github-token",
@@ -24,6 +24,7 @@ DESIGN_INPUTS = {
     "baseline-path",
     "baseline-artifact",
     "baseline-max-age-days",
+    "max-artifact-mb",
     "update-baseline",
     "fail-on",
     "regression-threshold",
@@ -50,7 +51,7 @@ DESIGN_INPUTS = {
     "report-dir",
     "mode",
 }
-DESIGN_OUTPUTS = {
+PUBLISHED_OUTPUTS = {
     "overall-score",
     "baseline-score",
     "score-delta",
@@ -80,12 +81,12 @@ def action() -> dict[str, Any]:
     return document
 
 
-def test_inputs_are_exactly_the_designed_ones(action: dict[str, Any]) -> None:
-    assert set(action["inputs"]) == DESIGN_INPUTS
+def test_inputs_are_exactly_the_published_ones(action: dict[str, Any]) -> None:
+    assert set(action["inputs"]) == PUBLISHED_INPUTS
 
 
-def test_outputs_are_exactly_the_designed_ones(action: dict[str, Any]) -> None:
-    assert set(action["outputs"]) == DESIGN_OUTPUTS
+def test_outputs_are_exactly_the_published_ones(action: dict[str, Any]) -> None:
+    assert set(action["outputs"]) == PUBLISHED_OUTPUTS
 
 
 def test_every_input_and_output_is_described(action: dict[str, Any]) -> None:
@@ -150,6 +151,7 @@ def test_defaults_documented_in_design(action: dict[str, Any]) -> None:
     assert defaults["check-run"] == "true"
     assert defaults["issue-on-drift"] == "false"
     assert defaults["baseline-max-age-days"] == "30"
+    assert defaults["max-artifact-mb"] == "50"
     assert defaults["mode"] == "run"
 
 
