@@ -189,7 +189,8 @@ async def run_suite(
     run_provider = provider.with_config(config) if config != provider.config else provider
     run_provider.check_environment()
     session = RunSession(suite, run_provider, options, sleep=sleep, rng=rng)
-    jobs = plan(suite.prompts, options.sample_count)
+    prompts = options.shard.select(suite.prompts) if options.shard else suite.prompts
+    jobs = plan(prompts, options.sample_count)
     progress = RunProgress(len(jobs), stream=progress_stream, enabled=options.show_progress)
     started_at = datetime.now(UTC)
     try:
@@ -223,6 +224,7 @@ def provenance(suite: CanarySuite, options: RunOptions) -> Provenance:
         git_sha=options.git_sha,
         git_ref=options.git_ref,
         prompt_hashes=suite.prompt_hashes,
+        shard=str(options.shard) if options.shard else None,
     )
 
 

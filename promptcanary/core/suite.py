@@ -22,6 +22,7 @@ from promptcanary.core.models import (
     ProbeResult,
 )
 from promptcanary.core.probes.base import BaseProbe
+from promptcanary.core.shard import Shard
 
 if TYPE_CHECKING:
     from promptcanary.core.probes.registry import ProbeRegistry
@@ -132,6 +133,8 @@ class RunOptions:
     record: str | Path | None = None
     git_sha: str | None = None
     git_ref: str | None = None
+    shard: Shard | None = None
+    """Answer only this shard's prompts (the run records it; merge the shards' runs after)."""
 
     def over(self, defaults: RunDefaults) -> RunOptions:
         """These options with every model parameter they leave unset taken from ``defaults``."""
@@ -295,8 +298,8 @@ class CanarySuite:
         """Run all prompts against the provider, apply all probes, return results.
 
         ``options`` are further :class:`RunOptions` fields (``samples``, ``concurrency``,
-        ``timeout``, ``max_retries``, ``record``, ``git_sha``, ``git_ref``); the suite's
-        ``defaults:`` fill the model parameters not given.
+        ``timeout``, ``max_retries``, ``record``, ``git_sha``, ``git_ref``, ``shard``); the
+        suite's ``defaults:`` fill the model parameters not given.
         """
         from promptcanary.core.runner import run_suite_blocking
 
