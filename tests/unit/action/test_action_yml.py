@@ -45,6 +45,7 @@ DESIGN_INPUTS = {
     "probe-modules",
     "working-directory",
     "report-dir",
+    "shard",
     "mode",
 }
 DESIGN_OUTPUTS = {
