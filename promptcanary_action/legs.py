@@ -15,16 +15,21 @@ pair are merged by the engine (:func:`promptcanary.core.merge.merge_runs`); ever
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from promptcanary.core.merge import MergeError, RunPart, merge_runs
 from promptcanary.core.models import CanaryRunResult
+from promptcanary.core.shard import Shard
+from promptcanary_action.activity import Activity
 from promptcanary_action.errors import UsageError
-from promptcanary_action.outcome import StepOutcome
+from promptcanary_action.outcome import PairOutcome, StepOutcome
+from promptcanary_action.pipeline import LoadedSuite
 from promptcanary_action.report_dir import STEP_FILE
 
 
@@ -61,13 +66,19 @@ def _read_leg(path: Path, report_dir: Path) -> Leg:
     return Leg(path.parent.relative_to(report_dir).as_posix(), outcome)
 
 
+def _natural(name: str) -> list[tuple[int, str]]:
+    """``leg-2`` before ``leg-10``: the matrix's order, not the alphabet's."""
+    return [(int(part), "") if part.isdigit() else (-1, part) for part in re.split(r"(\d+)", name)]
+
+
 def read_legs(report_dir: Path) -> list[Leg]:
-    """Every ``<report-dir>/<artifact>/step.json``, in folder-name order.
+    """Every ``<report-dir>/<artifact>/step.json``, in folder-name order (numbers as numbers).
 
     Raises:
         UsageError: no leg there, an unreadable leg, or legs of different commits.
     """
-    files = sorted(report_dir.glob(f"*/{STEP_FILE}")) if report_dir.is_dir() else []
+    found = report_dir.glob(f"*/{STEP_FILE}") if report_dir.is_dir() else []
+    files = sorted(found, key=lambda path: _natural(path.parent.name))
     if not files:
         raise UsageError(
             f"mode: merge: no leg report in {report_dir}: expected <report-dir>/<artifact>/"
@@ -110,3 +121,56 @@ def merge_legs(legs: list[Leg]) -> list[MergedPair]:
             raise UsageError(f"mode: merge: {suite_name} on {model}: {exc}") from None
         merged.append(MergedPair(suite_name, model, run, tuple(p.source for p in runs)))
     return merged
+
+
+def leg_activity(activity: Activity, shard: Shard) -> Activity:
+    """A leg compares its share with the baseline and writes its report; it publishes nothing.
+
+    One comment, one check run and one promotion come from the merge job, over every leg: a
+    leg's own would overwrite the others' (same comment marker) or promote part of a suite.
+    """
+    note = (
+        f"This step is leg {shard} of a matrix job: it posts no comment or check run, opens no "
+        "issue and updates no baseline; the `mode: merge` job publishes all legs as one run "
+        "and decides the gate."
+    )
+    return replace(
+        activity,
+        comment=False,
+        check_run=False,
+        promotion="never",
+        may_create_baseline=False,
+        issue_on_drift=False,
+        notes=(*activity.notes, note),
+    )
+
+
+Judge = Callable[[LoadedSuite, str, CanaryRunResult], PairOutcome]
+"""``(suite, model id, run) -> PairOutcome``: the normal step's evaluation and promotion."""
+
+
+def judge_legs(legs: list[Leg], suites: Sequence[LoadedSuite], judge: Judge) -> list[PairOutcome]:
+    """Each merged pair judged like a run of this step, in the order of the ``config`` suites.
+
+    Raises:
+        UsageError: a leg ran a suite this step does not load, or another version of it.
+    """
+    by_name = {loaded.suite.name: loaded for loaded in suites}
+    merged = merge_legs(legs)
+    for pair in merged:
+        loaded = by_name.get(pair.suite_name)
+        if loaded is None:
+            raise UsageError(
+                f"mode: merge: {', '.join(pair.legs)} ran suite {pair.suite_name!r}, which "
+                f"input 'config' does not load here ({', '.join(sorted(by_name)) or 'none'}); "
+                "give the merge job the legs' config"
+            )
+        if pair.run.provenance.suite_hash != loaded.suite.suite_hash:
+            raise UsageError(
+                f"mode: merge: {', '.join(pair.legs)} ran another version of {loaded.path} "
+                f"(suite hash {pair.run.provenance.suite_hash}, here {loaded.suite.suite_hash}); "
+                "check out the legs' commit in the merge job"
+            )
+    order = {name: k for k, name in enumerate(by_name)}
+    merged.sort(key=lambda pair: order[pair.suite_name])  # stable: models keep the legs' order
+    return [judge(by_name[p.suite_name], p.model, p.run) for p in merged]

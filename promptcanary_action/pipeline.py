@@ -16,7 +16,7 @@ from typing import Any
 from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
 from promptcanary.core.gate import gate_failed as run_gate_failed
 from promptcanary.core.gate import untrustworthy
-from promptcanary.core.models import BaselineSnapshot, DriftSeverity
+from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftSeverity
 from promptcanary.core.runner import run_suite
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
 from promptcanary.providers.base import BaseLLMProvider
@@ -106,6 +106,7 @@ def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
         max_retries=settings.max_retries,
         git_sha=sha or None,
         git_ref=ref or None,
+        shard=settings.shard,
     )
 
 
@@ -160,14 +161,40 @@ async def run_pair(
     backend: Backend,
     now: Callable[[], datetime],
 ) -> PairOutcome:
-    """Run one suite on one model, evaluate it against its baseline, promote per the outcome."""
-    suite = loaded.suite
+    """Run one suite on one model (this leg's shard of it, when set), then judge the run."""
     provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
+    run = await run_suite(loaded.suite, provider, run_options(settings, sha=sha, ref=ref))
     # Baselines are keyed by the model that answered: a replay of a recording made with
     # openai/gpt-4o-mini compares with (and may become) that model's baseline.
-    model_id = provider.config.model_id
+    return judge_run(
+        loaded,
+        provider.config.model_id,
+        run,
+        settings=settings,
+        activity=activity,
+        sha=sha,
+        backend=backend,
+        now=now,
+    )
+
+
+def judge_run(
+    loaded: LoadedSuite,
+    model_id: str,
+    run: CanaryRunResult,
+    *,
+    settings: Settings,
+    activity: Activity,
+    sha: str,
+    backend: Backend,
+    now: Callable[[], datetime],
+) -> PairOutcome:
+    """Evaluate a run of one suite on one model against its baseline; promote as allowed.
+
+    The run is this step's own, or one merged from a matrix job's legs (``mode: merge``).
+    """
+    suite = loaded.suite
     found = _load_baseline(backend, suite.name, model_id, activity)
-    run = await run_suite(suite, provider, run_options(settings, sha=sha, ref=ref))
     evaluation = evaluate(found.baseline, run, suite, policy_for(settings, activity), now=now())
     status, location, save_note = _promote(evaluation, found, activity, backend, sha)
     notes = [*evaluation.notes, *([save_note] if save_note else [])]
