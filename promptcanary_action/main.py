@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from promptcanary.core.config import SuiteConfigError, load_suite
+from promptcanary.core.models import CanaryRunResult
 from promptcanary.core.plugins import ProbeModuleError, import_probe_modules
 from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError
 from promptcanary.providers.factory import REPLAY_PREFIX, make_provider
@@ -26,6 +27,7 @@ from promptcanary.storage.base import BaselineFileError
 from promptcanary_action import publish
 from promptcanary_action.activity import Activity, decide
 from promptcanary_action.context import EventContext
+from promptcanary_action.legs import Judge, judge_legs, leg_activity, read_legs
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.pipeline import (
     Backend,
@@ -34,6 +36,7 @@ from promptcanary_action.pipeline import (
     UsageError,
     build_outcome,
     find_suite_files,
+    judge_run,
     models_for,
     repo_relative,
     run_pair,
@@ -120,13 +123,19 @@ def action(
         return publish.post_comment_file(settings, ctx, github, workflow, report_dir)
 
     activity = decide(ctx, settings)
+    if settings.shard is not None:
+        if settings.mode == "merge":
+            raise UsageError(
+                "input 'shard' is for the matrix legs; the merge job (mode: merge) takes no shard"
+            )
+        activity = leg_activity(activity, settings.shard)
     for note in (*ctx.warnings, *activity.notes):
         workflow.notice(note)
     import_probe_modules(
         settings.probe_modules, base_dir=base_dir, label="input 'probe-modules'"
     )
     suites = load_suites(settings, base_dir)
-    if prewarm is not None and _needs_litellm(suites, settings):
+    if prewarm is not None and settings.mode == "run" and _needs_litellm(suites, settings):
         prewarm()  # overlap LiteLLM's slow import with baseline loading
 
     check_run = publish.start_check_run(settings, activity, ctx, github, workflow)
@@ -169,9 +178,14 @@ def _run_and_report(
 ) -> int:
     """Run every pair, write the reports and outputs, publish; returns the exit code."""
     backend = backend_factory(settings, github, base_dir)
-    pairs = asyncio.run(
-        _run_all(suites, settings, activity, ctx, provider_factory, backend, now, workflow)
-    )
+    if settings.mode == "merge":
+        # Read before anything is written: the merged reports go to the same folder.
+        judge = _judge(settings, activity, ctx, backend, now)
+        pairs = judge_legs(read_legs(report_dir), suites, judge)
+    else:
+        pairs = asyncio.run(
+            _run_all(suites, settings, activity, ctx, provider_factory, backend, now, workflow)
+        )
     outcome = build_outcome(
         pairs,
         settings,
@@ -203,15 +217,42 @@ def _run_and_report(
         marker=marker,
         check_run=check_run,
     )
+    broken = [p.baseline_error for p in outcome.pairs if p.baseline_error]
+    if settings.shard is not None and not broken:
+        # The gate is the merge job's, over every leg: one leg's share does not decide it.
+        return EXIT_OK
     if outcome.untrustworthy:
         workflow.error(outcome.verdict)
         return EXIT_UNTRUSTED
-    broken = [p.baseline_error for p in outcome.pairs if p.baseline_error]
     for problem in broken:
         workflow.error(problem, title="PromptCanary: unreadable baseline")
     if broken:
         return EXIT_USAGE
     return EXIT_GATE if outcome.gate_failed else EXIT_OK
+
+
+def _judge(
+    settings: Settings,
+    activity: Activity,
+    ctx: EventContext,
+    backend: Backend,
+    now: Callable[[], datetime],
+) -> Judge:
+    """``mode: merge``: a merged run judged exactly as this step judges a run of its own."""
+
+    def judge(loaded: LoadedSuite, model_id: str, run: CanaryRunResult) -> PairOutcome:
+        return judge_run(
+            loaded,
+            model_id,
+            run,
+            settings=settings,
+            activity=activity,
+            sha=ctx.head_sha or ctx.sha,
+            backend=backend,
+            now=now,
+        )
+
+    return judge
 
 
 def _log_outcome(outcome: StepOutcome, workflow: Workflow) -> None:
