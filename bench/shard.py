@@ -38,7 +38,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench._common import REPO_ROOT, fake_server, machine_note, print_table
+from bench._common import REPO_ROOT, action_env, fake_server, machine_note, print_table
 
 CONCURRENCY = 16
 TARGET_RATIO = 3.0
@@ -62,22 +62,11 @@ def suite_yaml(n_prompts: int) -> str:
 
 
 def _env(root: Path, workspace: Path, inputs: dict[str, str], url: str) -> dict[str, str]:
-    from tests.e2e.runner import build_env
-
-    return build_env(
+    return action_env(
         root,
-        inputs={
-            "config": "canary.yaml",
-            "baseline": "none",
-            "comment": "off",
-            "check-run": "false",
-            "concurrency": str(CONCURRENCY),
-            **inputs,
-        },
-        event_name="workflow_dispatch",
-        event={"repository": {"full_name": "octo-org/octo-repo", "default_branch": "main"}},
-        workspace=workspace,
-        env={"OPENAI_API_KEY": "sk-bench", "OPENAI_API_BASE": url},
+        workspace,
+        {"config": "canary.yaml", "concurrency": str(CONCURRENCY), **inputs},
+        {"OPENAI_API_KEY": "sk-bench", "OPENAI_API_BASE": url},
     )
 
 
