@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from promptcanary.core.config import SuiteConfigError, load_suite
+from promptcanary.core.models import CanaryRunResult
 from promptcanary.core.plugins import ProbeModuleError, import_probe_modules
 from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError
 from promptcanary.providers.factory import REPLAY_PREFIX, make_provider
@@ -31,6 +32,7 @@ from promptcanary_action.cancel import Cancellation
 from promptcanary_action.context import EventContext
 from promptcanary_action.errors import ReportWriteError
 from promptcanary_action.github_port import GitHubPort
+from promptcanary_action.legs import Judge, judge_legs, leg_activity, read_legs
 from promptcanary_action.outcome import ExitCode, PairOutcome, StepOutcome, build_outcome
 from promptcanary_action.paths import workspace_relative
 from promptcanary_action.pipeline import (
@@ -39,6 +41,7 @@ from promptcanary_action.pipeline import (
     ProviderFactory,
     UsageError,
     find_suite_files,
+    judge_run,
     models_for,
     run_pair,
 )
@@ -153,6 +156,12 @@ def _step(settings: Settings, effects: Effects) -> int:
     if isinstance(activity, PostComment):
         report_dir = base_dir / settings.report_dir
         return publish.post_comment_file(settings, activity, github, effects.workflow, report_dir)
+    if settings.shard is not None:
+        if settings.mode == "merge":
+            raise UsageError(
+                "input 'shard' is for the matrix legs; the merge job (mode: merge) takes no shard"
+            )
+        activity = leg_activity(activity, settings.shard)
     return _run(_Step(settings, ctx, activity, github, base_dir), effects)
 
 
@@ -164,7 +173,7 @@ def _run(step: _Step, effects: Effects) -> int:
         settings.probe_modules, base_dir=step.base_dir, label="input 'probe-modules'"
     )
     suites = load_suites(settings, step.base_dir)
-    if effects.prewarm is not None and _needs_litellm(suites, settings):
+    if effects.prewarm is not None and settings.mode == "run" and _needs_litellm(suites, settings):
         effects.prewarm()  # overlap LiteLLM's slow import with baseline loading
 
     check_run = publish.start_check_run(settings, step.activity, step.ctx, step.github, workflow)
@@ -185,7 +194,11 @@ def _run_and_report(
     """Run every pair, write the reports and outputs, publish; returns the exit code."""
     settings, ctx, workflow = step.settings, step.ctx, effects.workflow
     backend = effects.backend(settings, step.github, step.base_dir)
-    pairs = asyncio.run(_run_all(step, suites, backend, effects))
+    if settings.mode == "merge":
+        # Read before anything is written: the merged reports go to the same folder.
+        pairs = judge_legs(read_legs(step.report_dir), suites, _judge(step, backend, effects))
+    else:
+        pairs = asyncio.run(_run_all(step, suites, backend, effects))
     outcome = build_outcome(
         pairs,
         settings,
@@ -196,6 +209,7 @@ def _run_and_report(
         run_url=settings.github.run_url,
         report_files=[settings.report_dir],
         cancelled=effects.cancellation.reason,
+        shard=str(settings.shard) if settings.shard else None,
     )
     # Results first, to disk and outputs; only then the network, which may fail.
     comment = _write_results(outcome, step, workflow)
@@ -212,6 +226,24 @@ def _run_and_report(
     for failure in outcome.failures:
         workflow.error(failure.message, title=failure.title)
     return outcome.exit_code
+
+
+def _judge(step: _Step, backend: Backend, effects: Effects) -> Judge:
+    """``mode: merge``: a merged run judged exactly as this step judges a run of its own."""
+
+    def judge(loaded: LoadedSuite, model_id: str, run: CanaryRunResult) -> PairOutcome:
+        return judge_run(
+            loaded,
+            model_id,
+            run,
+            settings=step.settings,
+            activity=step.activity,
+            sha=step.ctx.commit_sha,
+            backend=backend,
+            now=effects.now,
+        )
+
+    return judge
 
 
 async def _run_all(

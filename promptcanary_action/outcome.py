@@ -142,6 +142,9 @@ class StepOutcome(BaseModel):
     report_files: list[str] = Field(default_factory=list)
     cancelled: str | None = None
     """Why the step stopped early (the job was cancelled); None when it ran to the end."""
+    shard: str | None = None
+    """``i/n`` on a matrix leg: it publishes nothing and its share does not decide the gate
+    (the ``mode: merge`` job does, over every leg)."""
 
     @property
     def severity(self) -> DriftSeverity:
@@ -180,6 +183,8 @@ class StepOutcome(BaseModel):
     def exit_code(self) -> ExitCode:
         if self.cancelled is not None:
             return ExitCode.CANCELLED
+        if self.shard is not None:
+            return ExitCode.USAGE if self.baseline_errors else ExitCode.OK
         if self.untrustworthy:
             return ExitCode.UNTRUSTWORTHY
         if self.baseline_errors:
@@ -200,7 +205,7 @@ class StepOutcome(BaseModel):
         """The error annotations that explain a failing exit code other than the gate's."""
         if self.cancelled is not None:
             return [Failure("PromptCanary: cancelled", self.verdict)]
-        if self.untrustworthy:
+        if self.untrustworthy and self.shard is None:
             return [Failure(None, self.verdict)]
         return [Failure("PromptCanary: unreadable baseline", e) for e in self.baseline_errors]
 

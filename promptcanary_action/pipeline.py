@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
-from promptcanary.core.models import BaselineSnapshot
+from promptcanary.core.models import BaselineSnapshot, CanaryRunResult
 from promptcanary.core.pool import promote
 from promptcanary.core.runner import run_suite
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
@@ -100,6 +100,7 @@ def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
         max_retries=settings.max_retries,
         git_sha=sha or None,
         git_ref=ref or None,
+        shard=settings.shard,
     )
 
 
@@ -160,23 +161,55 @@ async def run_pair(
     now: Callable[[], datetime],
     cancellation: Cancellation | None = None,
 ) -> PairOutcome:
-    """Run one suite on one model, evaluate it against its baseline, promote per the outcome.
+    """Run one suite on one model (this leg's shard of it, when set), then judge the run.
 
     Once ``cancellation`` is requested no more requests are sent and nothing is promoted: the
     run is kept with what it has, marked ``incomplete`` with the reason.
     """
-    suite = loaded.suite
     provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
     # Baselines are keyed by the model that answered: a replay of a recording made with
     # openai/gpt-4o-mini compares with (and may become) that model's baseline.
     model_id = provider.config.model_id
-    found = _load_baseline(backend, suite.name, model_id, activity)
+    found = _load_baseline(backend, loaded.suite.name, model_id, activity)
     stop = cancellation.stop_event() if cancellation is not None else None
     options = run_options(settings, sha=sha, ref=ref)
     # samples: auto decides against the baseline (and its pool) while it samples.
-    run = await run_suite(suite, provider, options, baseline=found.baseline, stop=stop)
+    run = await run_suite(loaded.suite, provider, options, baseline=found.baseline, stop=stop)
     if cancellation is not None and cancellation.reason is not None:
         run = run.model_copy(update={"incomplete": cancellation.reason})
+    return judge_run(
+        loaded,
+        model_id,
+        run,
+        settings=settings,
+        activity=activity,
+        sha=sha,
+        backend=backend,
+        now=now,
+        found=found,
+    )
+
+
+def judge_run(
+    loaded: LoadedSuite,
+    model_id: str,
+    run: CanaryRunResult,
+    *,
+    settings: Settings,
+    activity: Activity,
+    sha: str,
+    backend: Backend,
+    now: Callable[[], datetime],
+    found: _FoundBaseline | None = None,
+) -> PairOutcome:
+    """Evaluate a run of one suite on one model against its baseline; promote as allowed.
+
+    The run is this step's own (its baseline already ``found``), or one merged from a matrix
+    job's legs (``mode: merge``).
+    """
+    suite = loaded.suite
+    if found is None:
+        found = _load_baseline(backend, suite.name, model_id, activity)
     evaluation = evaluate(found.baseline, run, suite, policy_for(settings, activity), now=now())
     if run.incomplete is None:
         status, location, save_note = _promote(

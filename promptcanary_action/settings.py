@@ -20,6 +20,7 @@ from typing import Any, Literal
 from promptcanary.core.gate import FAIL_ON
 from promptcanary.core.pool import DEFAULT_POOL, MAX_POOL
 from promptcanary.core.sequential import MAX_SAMPLES_CAP
+from promptcanary.core.shard import Shard, ShardError
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
@@ -28,13 +29,13 @@ BaselineKind = Literal["branch", "artifact", "path", "none"]
 UpdateBaseline = Literal["auto", "always", "never"]
 FailOn = Literal["regression", "failure", "never", "low", "medium", "high", "critical"]
 CommentMode = Literal["update", "new", "off"]
-Mode = Literal["run", "post-comment"]
+Mode = Literal["run", "merge", "post-comment"]
 
 BASELINE_KINDS: tuple[str, ...] = ("branch", "artifact", "path", "none")
 UPDATE_BASELINE_CHOICES: tuple[str, ...] = ("auto", "always", "never")
 FAIL_ON_CHOICES: tuple[str, ...] = FAIL_ON  # the engine's gate decides what each one means
 COMMENT_CHOICES: tuple[str, ...] = ("update", "new", "off")
-MODE_CHOICES: tuple[str, ...] = ("run", "post-comment")
+MODE_CHOICES: tuple[str, ...] = ("run", "merge", "post-comment")
 
 # Metadata keys of an input field.
 _INPUT = "input"
@@ -158,6 +159,14 @@ def clean_float(
     if maximum is not None and (number >= maximum if exclusive_maximum else number > maximum):
         raise _fail(name, value, rule)
     return number
+
+
+def clean_shard(name: str, value: str) -> Shard:
+    """``i/n`` with ``1 <= i <= n``: which leg of a matrix job this step is."""
+    try:
+        return Shard.parse(value)
+    except ShardError as exc:
+        raise InputError(f"input '{name}': {exc}") from None
 
 
 def clean_lines(name: str, value: str) -> list[str]:
@@ -368,6 +377,8 @@ class Settings:
     report_dir: str = field(
         default="promptcanary-report", metadata=_input("report-dir", clean_text)
     )
+    shard: Shard | None = field(default=None, metadata=_input("shard", clean_shard))
+    """Set: this step is one leg of a matrix job (no comment, check run or promotion)."""
     mode: Mode = field(default="run", metadata=_input("mode", _choice(MODE_CHOICES)))
 
     github: GitHubEnv = field(default_factory=GitHubEnv)

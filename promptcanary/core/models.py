@@ -366,9 +366,13 @@ class Provenance(BaseModel):
     git_sha: str | None = None
     git_ref: str | None = None
     prompt_hashes: dict[str, str] = Field(default_factory=dict)
-    """prompt id → hash of what was sent (text, system prompt, tools, response format)."""
+    """prompt id → hash of what was sent (text, system prompt, tools, response format), in
+    suite order: every prompt of the suite, also in a shard's run."""
     adaptive: AdaptiveSampling | None = None
     """Set for a ``samples: auto`` run; ``samples`` is then the most answers any prompt got."""
+    shard: str | None = None
+    """``i/n`` when the run answered one shard of the suite (see ``promptcanary.core.shard``);
+    ``None`` for a whole run, also one merged from shards."""
 
 
 def _mean(values: list[float], empty: float = 1.0) -> float:

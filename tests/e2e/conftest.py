@@ -200,6 +200,28 @@ class ActionHarness:
             timeout=timeout,
         )
 
+    def run_action_in(
+        self,
+        name: str,
+        event_name: str,
+        event: dict[str, Any],
+        inputs: Mapping[str, str] | None = None,
+        *,
+        timeout: float = 90,
+    ) -> ActionResult:
+        """Like :meth:`run`, with the runner files under ``name``: safe to call from threads
+        (the matrix legs of one workflow run start together)."""
+        return run_action(
+            self.tmp_path / name,
+            inputs={**FAST_INPUTS, **(inputs or {})},
+            event_name=event_name,
+            event=event,
+            workspace=self.workspace,
+            env=dict(self.env),
+            github_api_url=self.github.url,
+            timeout=timeout,
+        )
+
     def run_pr(self, inputs: Mapping[str, str] | None = None, **event: Any) -> ActionResult:
         return self.run("pull_request", pr_event(**event), inputs)
 

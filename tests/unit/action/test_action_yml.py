@@ -49,6 +49,7 @@ PUBLISHED_INPUTS = {
     "probe-modules",
     "working-directory",
     "report-dir",
+    "shard",
     "mode",
 }
 PUBLISHED_OUTPUTS = {

@@ -25,7 +25,7 @@ CHOICES = {
         "critical",
     ],
     ("comment", "comment"): ["update", "new", "off"],
-    ("mode", "mode"): ["run", "post-comment"],
+    ("mode", "mode"): ["run", "merge", "post-comment"],
 }
 
 # (input, field, a valid value, its parsed value, an invalid value, the rule the message states)
@@ -210,6 +210,21 @@ def test_baseline_branch_rejects_names_git_refuses(value: str) -> None:
         InputError, match=r"^input 'baseline-branch': .* is not a valid git branch name"
     ):
         settings_with("baseline-branch", value)
+
+
+def test_shard_is_read_as_i_of_n() -> None:
+    shard = settings_with("shard", " 3/4 ").shard
+    assert shard is not None and (shard.index, shard.total) == (3, 4)
+    assert Settings().shard is None
+
+
+@pytest.mark.parametrize(
+    ("value", "says"), [("5/4", "does not exist"), ("0/2", "does not exist"), ("two", "i/n")]
+)
+def test_an_invalid_shard_names_the_input_and_the_form(value: str, says: str) -> None:
+    with pytest.raises(InputError, match=r"^input 'shard': ") as caught:
+        settings_with("shard", value)
+    assert says in str(caught.value)
 
 
 def test_long_invalid_values_are_shortened_in_the_message() -> None:
