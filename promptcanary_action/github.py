@@ -139,6 +139,7 @@ class GitHubClient:
         random key then keeps retries single within this client."""
         self._token = token
         self._run_key = run_key if run_key is not None else secrets.token_hex(16)
+        self._new_comments = 0
         self.repository = repository
         self.api_url = api_url.rstrip("/")
         self._sleep = retry_sleep
@@ -204,7 +205,9 @@ class GitHubClient:
                 return str(own.html_url)
         key = marker
         if mode == "new":  # every run adds one: earlier runs' comments carry `marker` too
-            key = f"<!-- promptcanary-write:{self._write_id('comment', str(pr_number), marker)} -->"
+            self._new_comments += 1  # two in one run are two writes
+            write_id = self._write_id("comment", str(pr_number), marker, str(self._new_comments))
+            key = f"<!-- promptcanary-write:{write_id} -->"
             body = f"{_with_marker(body, marker, COMMENT_CHARS - len(key) - 1)}\n{key}"
         creating = _Op("create the PR comment", "pull-requests: write", target)
         created = self._call(

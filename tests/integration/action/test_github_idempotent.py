@@ -76,6 +76,19 @@ def test_a_new_mode_comment_created_before_a_5xx_is_posted_once(gh: FakeGitHubSe
     assert len(gh.requests_to("POST", r"/issues/7/comments$")) == 2  # one per run
 
 
+def test_the_second_new_mode_comment_of_a_run_is_not_taken_for_the_first(
+    gh: FakeGitHubServer,
+) -> None:
+    same_run = client(gh)
+    first = same_run.upsert_comment(7, "first", MARKER, mode="new")
+    gh.fail("POST", r"/issues/7/comments$", 500, times=1, after_write=True)
+
+    second = same_run.upsert_comment(7, "second", MARKER, mode="new")
+
+    assert second != first
+    assert [c.body.split("\n")[0] for c in gh.comments(7)] == ["first", "second"]
+
+
 def test_a_sticky_comment_created_before_a_5xx_is_posted_once(gh: FakeGitHubServer) -> None:
     gh.fail("POST", r"/issues/7/comments$", 500, times=1, after_write=True)
 
