@@ -8,10 +8,18 @@ is exactly one retry policy, and its sleep is injectable for tests.
 
 The workflow token cannot call `GET /user`, so the action finds its own comment and issue by a
 hidden marker in the body and by the author being a Bot, never by asking who it is.
+
+A create that failed with a 5xx or a dropped connection may still have been carried out by
+GitHub, so before retrying it `_call` looks for what it would have made (`find_earlier`) and
+takes that instead: a check run by name, head SHA and the `external_id` we set on it; an issue or
+comment by its hidden marker (a comment in mode `new` by a per-run write marker, since earlier
+runs' comments carry the same sticky marker).
 """
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +95,11 @@ class _Failure:
         )
 
     @property
+    def may_have_applied(self) -> bool:
+        """A write answered so may still have been carried out (a 4xx or 429 never is)."""
+        return self.status is None or self.status >= 500
+
+    @property
     def is_primary_rate_limit(self) -> bool:
         text = self.message.lower()
         exhausted = self.header("x-ratelimit-remaining") == "0" or text.startswith(
@@ -119,8 +132,14 @@ class GitHubClient:
         max_retry_wait: float = 300.0,
         timeout: float = 30.0,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        run_key: str | None = None,
     ) -> None:
+        """`run_key` names this workflow run attempt (e.g. "1234/1"): the identity of what it
+        writes, so a retried create finds its earlier result. None outside a workflow run: a
+        random key then keeps retries single within this client."""
         self._token = token
+        self._run_key = run_key if run_key is not None else secrets.token_hex(16)
+        self._new_comments = 0
         self.repository = repository
         self.api_url = api_url.rstrip("/")
         self._sleep = retry_sleep
@@ -184,18 +203,40 @@ class GitHubClient:
                 editing = _Op("update the PR comment", "pull-requests: write", target)
                 self._call(editing, lambda: own.edit(body))
                 return str(own.html_url)
+        key = marker
+        if mode == "new":  # every run adds one: earlier runs' comments carry `marker` too
+            self._new_comments += 1  # two in one run are two writes
+            write_id = self._write_id("comment", str(pr_number), marker, str(self._new_comments))
+            key = f"<!-- promptcanary-write:{write_id} -->"
+            body = f"{_with_marker(body, marker, COMMENT_CHARS - len(key) - 1)}\n{key}"
         creating = _Op("create the PR comment", "pull-requests: write", target)
-        return str(self._call(creating, lambda: issue.create_comment(body)).html_url)
+        created = self._call(
+            creating,
+            lambda: issue.create_comment(body),
+            find_earlier=lambda: _first_own(issue.get_comments(), key, self._is_token_user),
+        )
+        return str(created.html_url)
 
     # -- check runs ----------------------------------------------------------------------------
     def create_check_run(self, name: str, head_sha: str) -> int:
         op = _Op("create the check run", "checks: write", f"commit {head_sha[:12]}")
         started = self._clock()
+        external_id = self._write_id("check-run", name, head_sha)
+
+        def find() -> Any:
+            runs = self._repo.get_commit(head_sha).get_check_runs(check_name=name)
+            return next((r for r in runs if r.external_id == external_id), None)
+
         run = self._call(
             op,
             lambda: self._repo.create_check_run(
-                name=name, head_sha=head_sha, status="in_progress", started_at=started
+                name=name,
+                head_sha=head_sha,
+                status="in_progress",
+                started_at=started,
+                external_id=external_id,
             ),
+            find_earlier=find,
         )
         return int(run.id)
 
@@ -250,7 +291,9 @@ class GitHubClient:
             return str(issue.html_url)
         creating = _Op("open the drift issue", "issues: write", self.repository)
         created = self._call(
-            creating, lambda: self._repo.create_issue(title=title, body=body, labels=[ISSUE_LABEL])
+            creating,
+            lambda: self._repo.create_issue(title=title, body=body, labels=[ISSUE_LABEL]),
+            find_earlier=lambda: self._find_drift_issue(marker),
         )
         return str(created.html_url)
 
@@ -329,10 +372,20 @@ class GitHubClient:
                     out.write(chunk)
 
     # -- the one retry policy and error mapping ------------------------------------------------
-    def _call(self, op: _Op, fn: Callable[[], T]) -> T:
+    def _call(
+        self, op: _Op, fn: Callable[[], T], *, find_earlier: Callable[[], T | None] | None = None
+    ) -> T:
+        """`fn()`, retried as GitHub allows. For a create, `find_earlier` returns what an
+        earlier attempt made (or None); it is asked before retrying an attempt that may have
+        been carried out (a 5xx or no answer), and its own failures are retried alike."""
         attempt = 0
+        failure: _Failure | None = None
         while True:
             try:
+                if find_earlier is not None and failure is not None and failure.may_have_applied:
+                    earlier = find_earlier()
+                    if earlier is not None:
+                        return earlier
                 return fn()
             except GithubException as exc:
                 failure = _failure_from_github(exc)
@@ -406,6 +459,11 @@ class GitHubClient:
             + (f" ({errors})" if errors else ""),
             status=status,
         )
+
+    def _write_id(self, *parts: str) -> str:
+        """The deterministic identity of one create in this run attempt."""
+        text = "\n".join((self._run_key, *parts))
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     def _redact(self, text: str) -> str:
         return text.replace(self._token, "***") if self._token else text

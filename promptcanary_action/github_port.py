@@ -9,8 +9,9 @@ Methods are grouped by REST resource and named for what the action means, not fo
 Every method either returns GitHub's answer or raises a
 :class:`promptcanary_action.github_errors.GitHubError` whose message says what to change. Writes
 that must stay single when retried find their earlier result first: comments and issues by a
-hidden marker in the body (a check run would be found by name, head SHA and external id). New
-needs (pull-request labels, the pull requests of a commit, issue events) are new methods here.
+hidden marker in the body, a check run by name, head SHA and the external id it was created
+with. New needs (pull-request labels, the pull requests of a commit, issue events) are new
+methods here.
 """
 
 from __future__ import annotations

@@ -298,7 +298,10 @@ def _github_client(settings: Settings) -> GitHubPort | None:
     # Imported here: PyGithub and requests load only when there is something to post.
     from promptcanary_action.github import GitHubClient
 
-    return GitHubClient(settings.github_token, settings.github.repository, settings.github.api_url)
+    github = settings.github
+    return GitHubClient(
+        settings.github_token, github.repository, github.api_url, run_key=github.run_key
+    )
 
 
 def main(

@@ -228,6 +228,7 @@ class GitHubEnv:
     server_url: str = DEFAULT_SERVER_URL
     workspace: Path | None = None
     run_id: str = ""
+    run_attempt: str = ""
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> GitHubEnv:
@@ -251,6 +252,7 @@ class GitHubEnv:
             server_url=text("GITHUB_SERVER_URL", DEFAULT_SERVER_URL).rstrip("/"),
             workspace=path("GITHUB_WORKSPACE"),
             run_id=text("GITHUB_RUN_ID"),
+            run_attempt=text("GITHUB_RUN_ATTEMPT"),
         )
 
     @property
@@ -259,6 +261,11 @@ class GitHubEnv:
         if self.ref.startswith("refs/heads/"):
             return self.ref.removeprefix("refs/heads/") or None
         return None
+
+    @property
+    def run_key(self) -> str | None:
+        """This run attempt ("1234/2"), the identity of what it writes; None outside a run."""
+        return f"{self.run_id}/{self.run_attempt or '1'}" if self.run_id else None
 
     @property
     def run_url(self) -> str | None:

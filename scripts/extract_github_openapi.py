@@ -42,6 +42,7 @@ OPERATIONS: list[tuple[str, str]] = [
     ("post", "/repos/{owner}/{repo}/check-runs"),
     ("get", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
     ("patch", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
+    ("get", "/repos/{owner}/{repo}/commits/{ref}/check-runs"),
     ("get", "/repos/{owner}/{repo}/actions/artifacts"),
     ("get", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}"),
     ("get", "/repos/{owner}/{repo}/actions/runs/{run_id}"),

@@ -829,6 +829,22 @@ def get_check_run(server: FakeGitHubServer, ctx: Ctx) -> Reply:
     return Reply(200, server.state.check_run_json(get_check_run_obj(server, ctx)))
 
 
+@route("GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs")
+def list_check_runs_for_ref(server: FakeGitHubServer, ctx: Ctx) -> Reply:
+    # ref is a SHA here (the action always passes one); newest first, as GitHub lists them
+    _repo(server, ctx)
+    name = ctx.query.get("check_name")
+    items = [
+        r
+        for r in server.state.check_runs.values()
+        if r.head_sha == ctx.params["ref"] and (name is None or r.name == name)
+    ]
+    items.sort(key=lambda r: r.id, reverse=True)
+    return server.paginate(
+        ctx, items, server.state.check_run_json, wrap="check_runs", total_count=len(items)
+    )
+
+
 @route("GET", "/repos/{owner}/{repo}/actions/artifacts")
 def list_artifacts(server: FakeGitHubServer, ctx: Ctx) -> Reply:
     _repo(server, ctx)

@@ -347,6 +347,7 @@ def test_github_env_is_read_from_the_runner_variables() -> None:
         server_url="https://ghe.example.com",
         workspace=Path("/github/workspace"),
         run_id="123456",
+        run_attempt="2",
     )
 
 
@@ -356,6 +357,12 @@ def test_github_env_defaults_outside_a_runner() -> None:
     assert github.server_url == "https://github.com"
     assert github.event_path is None and github.workspace is None
     assert github.run_url is None
+
+
+def test_run_key_names_the_run_attempt_and_is_none_outside_a_run() -> None:
+    assert GitHubEnv.from_environ(RUNNER_ENV).run_key == "123456/2"
+    assert GitHubEnv(run_id="99").run_key == "99/1"  # runners before attempts: the first
+    assert GitHubEnv().run_key is None
 
 
 def test_run_url_links_to_the_workflow_run() -> None:
