@@ -12,9 +12,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
+from promptcanary.core.approval import approval_note, split_regressions, without_approved
 from promptcanary.core.comparator import compare
 from promptcanary.core.gate import gate_failed, untrustworthy
-from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftReport
+from promptcanary.core.models import (
+    Approval,
+    BaselineSnapshot,
+    CanaryRunResult,
+    DriftReport,
+    ProbeComparison,
+)
 from promptcanary.core.rescore import needs_rescore, rescore
 
 if TYPE_CHECKING:
@@ -43,6 +50,8 @@ class EvaluationPolicy:
     max_error_rate: float = 0.2
     baseline_max_age_days: int = 0
     """A baseline older than this gets a note; 0 turns the note off."""
+    approval: Approval | None = None
+    """Regressions a reviewer accepted: they neither fail the gate nor stop a promotion."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,20 @@ class Evaluation:
     rescored_current: bool = False
     probes_differ: bool = False
     """The two sides were scored with different probes and no suite was given to re-score."""
+    approved: tuple[ProbeComparison, ...] = ()
+    """Regressions of ``drift`` that ``approval`` covers (still flagged in ``drift``)."""
+    approval: Approval | None = None
+    """The policy's approval when it covered at least one regression of this run."""
+
+    def snapshot(self) -> BaselineSnapshot:
+        """The run as the baseline it may become, recording the approval that let it."""
+        return BaselineSnapshot.of_run(self.run, approval=self.approval)
+
+    @property
+    def unapproved_regressions(self) -> list[ProbeComparison]:
+        keys = {(c.prompt_id, c.probe_key) for c in self.approved}
+        regressions = self.drift.regressions if self.drift else []
+        return [c for c in regressions if (c.prompt_id, c.probe_key) not in keys]
 
 
 def promotion_allowed(rule: str, run: CanaryRunResult, has_regressions: bool) -> tuple[bool, str]:
@@ -146,6 +169,19 @@ def _same_probes(
     return _Scored(baseline, run, count, rescored_current)
 
 
+def _apply_approval(
+    drift: DriftReport | None, approval: Approval | None
+) -> tuple[list[ProbeComparison], DriftReport | None, str | None]:
+    """(approved regressions, the comparison the gate and promotion judge, a note)."""
+    if drift is None or approval is None:
+        return [], drift, None
+    covered, uncovered = split_regressions(drift, approval.keys)
+    if not covered:
+        return [], drift, None
+    note = approval_note(approval, len(covered), len(uncovered))
+    return covered, without_approved(drift, approval.keys), note
+
+
 def evaluate(
     baseline: BaselineSnapshot | None,
     run: CanaryRunResult,
@@ -175,8 +211,9 @@ def evaluate(
             improvement_threshold=policy.improvement_threshold,
             alpha=policy.alpha,
         ).model_copy(update={"rescored_responses": scored.rescored_baseline})
-    promotion = decide_promotion(run, drift, policy)
-    notes: list[str] = []
+    approved, judged, approval_remark = _apply_approval(drift, policy.approval)
+    promotion = decide_promotion(run, judged, policy)
+    notes: list[str] = [approval_remark] if approval_remark else []
     if baseline is not None and now is not None:
         stale = age_note(baseline, now, policy.baseline_max_age_days)
         if stale:
@@ -188,9 +225,11 @@ def evaluate(
         baseline=baseline,
         drift=drift,
         promotion=promotion,
-        gate_failed=gate_failed(drift, run, policy.fail_on),
+        gate_failed=gate_failed(judged, run, policy.fail_on),
         untrustworthy=untrustworthy(run, policy.max_error_rate),
         notes=tuple(notes),
+        approved=tuple(approved),
+        approval=policy.approval if approved else None,
         rescored_baseline=scored.rescored_baseline if scored else 0,
         rescored_current=scored.rescored_current if scored else False,
         probes_differ=scored.probes_differ if scored else False,
