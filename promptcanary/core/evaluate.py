@@ -8,7 +8,7 @@ callers' I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -211,8 +211,32 @@ def evaluate(
             improvement_threshold=policy.improvement_threshold,
             alpha=policy.alpha,
         ).model_copy(update={"rescored_responses": scored.rescored_baseline})
-    approved, judged, approval_remark = _apply_approval(drift, policy.approval)
-    promotion = decide_promotion(run, judged, policy)
+    judged = judge(run, drift, policy, baseline=baseline, now=now)
+    if scored is None:
+        return judged
+    return replace(
+        judged,
+        rescored_baseline=scored.rescored_baseline,
+        rescored_current=scored.rescored_current,
+        probes_differ=scored.probes_differ,
+    )
+
+
+def judge(
+    run: CanaryRunResult,
+    drift: DriftReport | None,
+    policy: EvaluationPolicy,
+    *,
+    baseline: BaselineSnapshot | None = None,
+    now: datetime | None = None,
+) -> Evaluation:
+    """The gate, the promotion and the notes for a run already compared with its baseline.
+
+    :func:`evaluate` ends here; so does re-judging stored results under a new policy (e.g. an
+    approval given after the run), which must not compare or score anything again.
+    """
+    approved, gated, approval_remark = _apply_approval(drift, policy.approval)
+    promotion = decide_promotion(run, gated, policy)
     notes: list[str] = [approval_remark] if approval_remark else []
     if baseline is not None and now is not None:
         stale = age_note(baseline, now, policy.baseline_max_age_days)
@@ -225,12 +249,9 @@ def evaluate(
         baseline=baseline,
         drift=drift,
         promotion=promotion,
-        gate_failed=gate_failed(judged, run, policy.fail_on),
+        gate_failed=gate_failed(gated, run, policy.fail_on),
         untrustworthy=untrustworthy(run, policy.max_error_rate),
         notes=tuple(notes),
         approved=tuple(approved),
         approval=policy.approval if approved else None,
-        rescored_baseline=scored.rescored_baseline if scored else 0,
-        rescored_current=scored.rescored_current if scored else False,
-        probes_differ=scored.probes_differ if scored else False,
     )

@@ -13,7 +13,7 @@ from promptcanary.core.approval import (
     without_approved,
 )
 from promptcanary.core.config import suite_from_text
-from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, Promotion, evaluate
+from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, Promotion, evaluate, judge
 from promptcanary.core.models import Approval, BaselineSnapshot, RegressionKey
 from promptcanary.storage.base import snapshot_from_json, snapshot_to_json
 from tests.unit.core.test_evaluate import run
@@ -149,3 +149,18 @@ def test_a_promoted_snapshot_keeps_its_approval_through_json() -> None:
 def test_an_unapproved_snapshot_document_has_no_approval_field() -> None:
     snap = BaselineSnapshot.of_run(judged(None, ()).run)
     assert '"approval"' not in snapshot_to_json(snap)
+
+
+def test_judging_stored_results_under_an_approval_decides_as_evaluating_with_it() -> None:
+    stored = judged(None, ("p1",))
+    assert stored.gate_failed is True
+    policy = EvaluationPolicy(promotion="if_clean", approval=approval("p1"))
+    again = judge(stored.run, stored.drift, policy)
+    direct = judged(approval("p1"), ("p1",))
+    assert (again.gate_failed, again.promotion, again.notes, again.approved) == (
+        direct.gate_failed,
+        direct.promotion,
+        direct.notes,
+        direct.approved,
+    )
+    assert again.drift is stored.drift  # nothing compared again
