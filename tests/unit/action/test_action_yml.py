@@ -42,6 +42,7 @@ DESIGN_INPUTS = {
     "check-run",
     "check-name",
     "issue-on-drift",
+    "approve-label",
     "probe-modules",
     "working-directory",
     "report-dir",
@@ -145,6 +146,7 @@ def test_defaults_documented_in_design(action: dict[str, Any]) -> None:
     assert defaults["comment"] == "update"
     assert defaults["check-run"] == "true"
     assert defaults["issue-on-drift"] == "false"
+    assert defaults["approve-label"] == "promptcanary: approve"
     assert defaults["baseline-max-age-days"] == "30"
     assert defaults["mode"] == "run"
 
