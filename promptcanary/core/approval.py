@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from promptcanary.core.models import Approval, DriftReport, ProbeComparison, RegressionKey
+from promptcanary.core.models import DriftReport, ProbeComparison, RegressionKey
 
 
 def key_of(drift: DriftReport, comparison: ProbeComparison) -> RegressionKey:
@@ -50,12 +50,3 @@ def without_approved(drift: DriftReport, approved: Collection[RegressionKey]) ->
         for c in drift.comparisons
     ]
     return drift.model_copy(update={"comparisons": rows})
-
-
-def approval_note(approval: Approval, covered: int, uncovered: int) -> str:
-    """The plain-language remark for a pair whose regressions an approval (partly) covers."""
-    who = f"@{approval.approver} on pull request #{approval.pr_number}"
-    text = f"{covered} regression(s) approved by {who} (fingerprint {approval.fingerprint})"
-    if uncovered:
-        text += f"; {uncovered} other regression(s) are not covered by that approval"
-    return text + "."

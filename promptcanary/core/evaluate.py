@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from promptcanary.core.approval import approval_note, split_regressions, without_approved
+from promptcanary.core.approval import split_regressions, without_approved
 from promptcanary.core.comparator import compare
 from promptcanary.core.gate import gate_failed, untrustworthy
 from promptcanary.core.models import (
@@ -171,15 +171,14 @@ def _same_probes(
 
 def _apply_approval(
     drift: DriftReport | None, approval: Approval | None
-) -> tuple[list[ProbeComparison], DriftReport | None, str | None]:
-    """(approved regressions, the comparison the gate and promotion judge, a note)."""
+) -> tuple[list[ProbeComparison], DriftReport | None]:
+    """(approved regressions, the comparison the gate and the promotion judge)."""
     if drift is None or approval is None:
-        return [], drift, None
-    covered, uncovered = split_regressions(drift, approval.keys)
+        return [], drift
+    covered, _ = split_regressions(drift, approval.keys)
     if not covered:
-        return [], drift, None
-    note = approval_note(approval, len(covered), len(uncovered))
-    return covered, without_approved(drift, approval.keys), note
+        return [], drift
+    return covered, without_approved(drift, approval.keys)
 
 
 def evaluate(
@@ -235,9 +234,9 @@ def judge(
     :func:`evaluate` ends here; so does re-judging stored results under a new policy (e.g. an
     approval given after the run), which must not compare or score anything again.
     """
-    approved, gated, approval_remark = _apply_approval(drift, policy.approval)
+    approved, gated = _apply_approval(drift, policy.approval)
     promotion = decide_promotion(run, gated, policy)
-    notes: list[str] = [approval_remark] if approval_remark else []
+    notes: list[str] = []
     if baseline is not None and now is not None:
         stale = age_note(baseline, now, policy.baseline_max_age_days)
         if stale:
