@@ -11,7 +11,15 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from promptcanary.core.models import CanaryRunResult, DriftReport, DriftSeverity, LLMResponse
+from promptcanary.core.models import (
+    Approval,
+    CanaryRunResult,
+    DriftReport,
+    DriftSeverity,
+    LLMResponse,
+    ProbeComparison,
+    ResultRef,
+)
 from promptcanary.core.suite import resolve_line
 
 
@@ -46,6 +54,21 @@ class PairOutcome(BaseModel):
     """prompt id → line of the prompt entry in ``suite_file``."""
     probe_lines: dict[str, int] = Field(default_factory=dict)
     """``"<prompt id>/<probe key>"`` → line of a per-prompt probe entry in ``suite_file``."""
+    approved: list[ResultRef] = Field(default_factory=list)
+    """Regressions of ``drift`` a reviewer approved (they neither fail the gate nor block
+    a promotion)."""
+    approval: Approval | None = None
+    """The approval that covered ``approved`` (who, which pull request, the fingerprint)."""
+
+    def is_approved(self, comparison: ProbeComparison) -> bool:
+        return any(
+            (r.prompt_id, r.probe_key) == (comparison.prompt_id, comparison.probe_key)
+            for r in self.approved
+        )
+
+    @property
+    def unapproved_count(self) -> int:
+        return self.regression_count - len(self.approved)
 
     def line_for(self, prompt_id: str, probe_key: str | None = None) -> int | None:
         return resolve_line(self.prompt_lines, self.probe_lines, prompt_id, probe_key)
@@ -106,6 +129,14 @@ class StepOutcome(BaseModel):
     sha: str = ""
     run_url: str | None = None
     report_files: list[str] = Field(default_factory=list)
+    approval_hint: str | None = None
+    """The approval label, when the comment should say how to approve its regressions."""
+    approval: Approval | None = None
+    """The approval in force for this pull request (kept in the comment's record)."""
+
+    @property
+    def unapproved_count(self) -> int:
+        return sum(p.unapproved_count for p in self.pairs)
 
     @property
     def severity(self) -> DriftSeverity:
