@@ -16,7 +16,7 @@ from typing import Any
 from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
 from promptcanary.core.gate import gate_failed as run_gate_failed
 from promptcanary.core.gate import untrustworthy
-from promptcanary.core.models import BaselineSnapshot, DriftSeverity
+from promptcanary.core.models import Approval, BaselineSnapshot, DriftSeverity, ResultRef
 from promptcanary.core.runner import run_suite
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
 from promptcanary.providers.base import BaseLLMProvider
@@ -81,8 +81,11 @@ def models_for(suite: LoadedSuite, settings: Settings) -> list[ModelSpec]:
     )
 
 
-def policy_for(settings: Settings, activity: Activity) -> EvaluationPolicy:
-    """The evaluation policy of this step: the inputs' thresholds, the event's promotion rule."""
+def policy_for(
+    settings: Settings, activity: Activity, approval: Approval | None = None
+) -> EvaluationPolicy:
+    """The evaluation policy of this step: the inputs' thresholds, the event's promotion rule,
+    and the reviewer's approval in force (None: every regression counts)."""
     return EvaluationPolicy(
         fail_on=settings.fail_on,
         regression_threshold=settings.regression_threshold,
@@ -91,6 +94,7 @@ def policy_for(settings: Settings, activity: Activity) -> EvaluationPolicy:
         promotion=activity.promotion,
         max_error_rate=settings.max_error_rate,
         baseline_max_age_days=settings.baseline_max_age_days,
+        approval=approval,
     )
 
 
@@ -136,7 +140,7 @@ def _promote(
     drift = evaluation.drift
     try:
         location = backend.save(
-            BaselineSnapshot.of_run(evaluation.run),
+            evaluation.snapshot(),
             sha=sha,
             ref=activity.baseline_ref,
             regressions=len(drift.regressions) if drift else 0,
@@ -159,6 +163,7 @@ async def run_pair(
     provider_factory: ProviderFactory,
     backend: Backend,
     now: Callable[[], datetime],
+    approval: Approval | None = None,
 ) -> PairOutcome:
     """Run one suite on one model, evaluate it against its baseline, promote per the outcome."""
     suite = loaded.suite
@@ -168,7 +173,8 @@ async def run_pair(
     model_id = provider.config.model_id
     found = _load_baseline(backend, suite.name, model_id, activity)
     run = await run_suite(suite, provider, run_options(settings, sha=sha, ref=ref))
-    evaluation = evaluate(found.baseline, run, suite, policy_for(settings, activity), now=now())
+    policy = policy_for(settings, activity, approval)
+    evaluation = evaluate(found.baseline, run, suite, policy, now=now())
     status, location, save_note = _promote(evaluation, found, activity, backend, sha)
     notes = [*evaluation.notes, *([save_note] if save_note else [])]
     baseline = evaluation.baseline
@@ -185,6 +191,10 @@ async def run_pair(
         notes=notes,
         prompt_lines=dict(suite.prompt_lines),
         probe_lines=suite.probe_lines,
+        approved=[
+            ResultRef(prompt_id=c.prompt_id, probe_key=c.probe_key) for c in evaluation.approved
+        ],
+        approval=evaluation.approval,
     )
 
 
