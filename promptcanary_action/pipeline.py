@@ -98,6 +98,11 @@ def policy_for(
     )
 
 
+def approved_refs(evaluation: Evaluation) -> list[ResultRef]:
+    """The regressions the evaluation's approval covered, as the pair records them."""
+    return [ResultRef(prompt_id=c.prompt_id, probe_key=c.probe_key) for c in evaluation.approved]
+
+
 def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
     """The inputs that shape a run; unset ones leave the suite's ``defaults:`` in force."""
     return RunOptions(
@@ -191,9 +196,7 @@ async def run_pair(
         notes=notes,
         prompt_lines=dict(suite.prompt_lines),
         probe_lines=suite.probe_lines,
-        approved=[
-            ResultRef(prompt_id=c.prompt_id, probe_key=c.probe_key) for c in evaluation.approved
-        ],
+        approved=approved_refs(evaluation),
         approval=evaluation.approval,
     )
 

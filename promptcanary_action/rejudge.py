@@ -15,11 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from promptcanary.core.evaluate import judge
-from promptcanary.core.models import Approval, ResultRef
+from promptcanary.core.models import Approval
 from promptcanary_action.activity import Activity
 from promptcanary_action.context import EventContext
 from promptcanary_action.outcome import PairOutcome, StepOutcome
-from promptcanary_action.pipeline import policy_for
+from promptcanary_action.pipeline import approved_refs, policy_for
 from promptcanary_action.report_dir import STEP_FILE
 from promptcanary_action.settings import Settings
 
