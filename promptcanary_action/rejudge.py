@@ -47,7 +47,5 @@ def rejudge(
 ) -> PairOutcome:
     """``pair``'s stored results judged under ``approval`` (nothing is run or compared again)."""
     evaluation = judge(pair.run, pair.drift, policy_for(settings, activity, approval))
-    approved = [
-        ResultRef(prompt_id=c.prompt_id, probe_key=c.probe_key) for c in evaluation.approved
-    ]
-    return pair.model_copy(update={"approved": approved, "approval": evaluation.approval})
+    update = {"approved": approved_refs(evaluation), "approval": evaluation.approval}
+    return pair.model_copy(update=update)
