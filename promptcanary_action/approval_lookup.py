@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from promptcanary.core.models import Approval
 from promptcanary_action.approval import (
@@ -21,39 +21,9 @@ from promptcanary_action.approval import (
 )
 from promptcanary_action.context import EventContext
 from promptcanary_action.github_errors import GitHubError
+from promptcanary_action.github_port import GitHubPort, PullInfo
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class PullInfo:
-    """A pull request as approvals need it."""
-
-    number: int
-    head_sha: str
-    base_ref: str
-    labels: tuple[str, ...]
-    merged: bool
-
-
-@dataclass(frozen=True)
-class LabelEvent:
-    """The newest ``labeled`` event of one label on an issue or pull request."""
-
-    actor: str
-    created_at: datetime
-
-
-class ApprovalPort(Protocol):
-    """The GitHub reads approvals need (part of the action's GitHub port)."""
-
-    def pull_request(self, pr_number: int) -> PullInfo: ...
-
-    def pulls_of_commit(self, sha: str) -> list[PullInfo]: ...
-
-    def last_labeled(self, issue_number: int, label: str) -> LabelEvent | None: ...
-
-    def own_comment(self, pr_number: int, marker: str) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -82,7 +52,7 @@ class _Reader:
 
 
 def find_approval(
-    port: ApprovalPort | None,
+    port: GitHubPort | None,
     ctx: EventContext,
     *,
     label: str,
@@ -115,7 +85,7 @@ def find_approval(
 
 
 def _decide(
-    port: ApprovalPort,
+    port: GitHubPort,
     reader: _Reader,
     ctx: EventContext,
     number: int,

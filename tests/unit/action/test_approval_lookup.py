@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from promptcanary.core.models import RegressionKey
 from promptcanary_action.approval import CommentRecord, ShownDrift, record_block
-from promptcanary_action.approval_lookup import LabelEvent, PullInfo, find_approval
+from promptcanary_action.approval_lookup import find_approval
 from promptcanary_action.context import EventContext
 from promptcanary_action.github_errors import GitHubError, GitHubPermissionError
+from promptcanary_action.github_port import LabelEvent, PullInfo
+from tests.fakes.github_port_fake import FakeComment, FakeGitHubPort
 
 LABEL = "promptcanary: approve"
 MARKER = "<!-- promptcanary-comment:default -->"
@@ -18,48 +19,37 @@ KEY = RegressionKey(suite="s", model="m", prompt_id="p1", probe_key="kw")
 SHOWN = CommentRecord(shown=ShownDrift(keys=(KEY,), head_sha="h1", shown_at=T0))
 
 
-@dataclass
-class Port:
-    """An in-memory ApprovalPort; ``refuse`` names methods that answer 403."""
+PERMISSIONS = {
+    "pull_request": "pull-requests: read",
+    "pulls_of_commit": "pull-requests: read",
+    "own_comment": "pull-requests: read",
+    "last_labeled": "issues: read",
+}
 
-    pulls: dict[int, PullInfo] = field(default_factory=dict)
-    merged: dict[str, int] = field(default_factory=dict)
-    events: dict[int, LabelEvent] = field(default_factory=dict)
-    comments: dict[int, str] = field(default_factory=dict)
-    refuse: set[str] = field(default_factory=set)
 
-    def _check(self, name: str, permission: str) -> None:
-        if name in self.refuse:
-            raise GitHubPermissionError(f"call {name}", permission)
-
-    def pull_request(self, pr_number: int) -> PullInfo:
-        self._check("pull_request", "pull-requests: read")
-        return self.pulls[pr_number]
-
-    def pulls_of_commit(self, sha: str) -> list[PullInfo]:
-        self._check("pulls_of_commit", "pull-requests: read")
-        return [self.pulls[n] for s, n in self.merged.items() if s == sha]
-
-    def last_labeled(self, issue_number: int, label: str) -> LabelEvent | None:
-        self._check("last_labeled", "issues: read")
-        return self.events.get(issue_number)
-
-    def own_comment(self, pr_number: int, marker: str) -> str | None:
-        self._check("own_comment", "pull-requests: read")
-        return self.comments.get(pr_number)
+def refusing(*methods: str) -> dict[str, GitHubError]:
+    """403 answers, as the real client reports them, for ``methods``."""
+    return {m: GitHubPermissionError(f"call {m}", PERMISSIONS[m]) for m in methods}
 
 
 def pull(labels: tuple[str, ...] = (LABEL,), merged: bool = False) -> PullInfo:
     return PullInfo(number=7, head_sha="h1", base_ref="main", labels=labels, merged=merged)
 
 
-def port(**overrides: object) -> Port:
-    fields: dict[str, object] = {
-        "pulls": {7: pull()},
-        "events": {7: LabelEvent("rev", T0 + timedelta(minutes=5))},
-        "comments": {7: f"report\n{record_block(SHOWN)}\n{MARKER}"},
-    }
-    return Port(**{**fields, **overrides})  # type: ignore[arg-type]
+def port(
+    *,
+    pulls: dict[int, PullInfo] | None = None,
+    merged: dict[str, int] | None = None,
+    comment: str = f"report\n{record_block(SHOWN)}\n{MARKER}",
+    refuse: tuple[str, ...] = (),
+) -> FakeGitHubPort:
+    return FakeGitHubPort(
+        pulls=pulls if pulls is not None else {7: pull()},
+        merge_commits=merged or {},
+        label_events={7: LabelEvent("rev", T0 + timedelta(minutes=5))},
+        comments=[FakeComment(1, 7, comment)],
+        fail=refusing(*refuse),
+    )
 
 
 def pr_ctx(**overrides: object) -> EventContext:
@@ -79,7 +69,7 @@ def push_ctx(ref: str = "main") -> EventContext:
     )
 
 
-def find(p: Port | None, ctx: EventContext, label: str = LABEL):  # type: ignore[no-untyped-def]
+def find(p: FakeGitHubPort | None, ctx: EventContext, label: str = LABEL):  # type: ignore[no-untyped-def]
     return find_approval(p, ctx, label=label, marker=MARKER, now=T0 + timedelta(hours=1))
 
 
@@ -91,8 +81,8 @@ def test_a_labelled_pull_request_approves_what_its_comment_showed() -> None:
 
 def test_no_label_no_approval_and_approvals_off_reads_nothing() -> None:
     assert find(port(pulls={7: pull(labels=("other",))}), pr_ctx()).approval is None
-    refusing = port(refuse={"pull_request", "own_comment", "last_labeled"})
-    off = find(refusing, pr_ctx(), label="")
+    silent = port(refuse=("pull_request", "own_comment", "last_labeled"))
+    off = find(silent, pr_ctx(), label="")
     assert off.approval is None and off.warnings == ()
     assert find(None, pr_ctx()).approval is None
 
@@ -104,26 +94,26 @@ def test_the_api_labels_win_over_a_stale_payload() -> None:
 
 
 def test_unreadable_labels_fall_back_to_the_payload_with_a_warning_naming_the_permission() -> None:
-    found = find(port(refuse={"pull_request"}), pr_ctx(pr_labels=(LABEL,)))
+    found = find(port(refuse=("pull_request",)), pr_ctx(pr_labels=(LABEL,)))
     assert found.approval is not None
     assert len(found.warnings) == 1 and "pull-requests: read" in found.warnings[0]
-    unknown = find(port(refuse={"pull_request"}), pr_ctx())
+    unknown = find(port(refuse=("pull_request",)), pr_ctx())
     assert unknown.approval is None and "pull-requests: read" in unknown.warnings[0]
 
 
 def test_unreadable_events_use_the_labeled_events_sender() -> None:
     ctx = pr_ctx(action="labeled", event_label=LABEL, sender="lead")
-    found = find(port(refuse={"last_labeled"}), ctx)
+    found = find(port(refuse=("last_labeled",)), ctx)
     assert found.approval is not None and found.approval.approver == "lead"
     assert "issues: read" in found.warnings[0]
     # Another label's event says nothing about who added ours.
-    other = find(port(refuse={"last_labeled"}), pr_ctx(action="labeled", event_label="x"))
+    other = find(port(refuse=("last_labeled",)), pr_ctx(action="labeled", event_label="x"))
     assert other.approval is None
     assert any("who added it is unknown" in w for w in other.warnings)
 
 
 def test_without_a_record_in_the_comment_the_label_approves_nothing_and_says_why() -> None:
-    found = find(port(comments={7: f"a person's text {MARKER}"}), pr_ctx())
+    found = find(port(comment=f"no record here {MARKER}"), pr_ctx())
     assert found.approval is None
     assert any("before PromptCanary showed any drift" in w for w in found.warnings)
 
@@ -143,14 +133,12 @@ def test_a_direct_push_or_a_side_branch_looks_for_no_approval() -> None:
 
 
 def test_a_push_whose_pull_requests_cannot_be_read_warns_and_promotes_as_before() -> None:
-    found = find(port(refuse={"pulls_of_commit"}), push_ctx())
+    found = find(port(refuse=("pulls_of_commit",)), push_ctx())
     assert found.approval is None and "pull-requests: read" in found.warnings[0]
 
 
 def test_any_github_failure_is_a_warning_not_a_crash() -> None:
-    class Broken(Port):
-        def own_comment(self, pr_number: int, marker: str) -> str | None:
-            raise GitHubError("GitHub answered 502 while listing the comments", status=502)
-
-    found = find(Broken(**port().__dict__), pr_ctx())
+    broken = port()
+    broken.fail["own_comment"] = GitHubError("GitHub answered 502 listing comments", status=502)
+    found = find(broken, pr_ctx())
     assert found.approval is None and "502" in found.warnings[0]
