@@ -26,7 +26,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from promptcanary.core.approval import regression_keys
 from promptcanary.core.models import Approval, RegressionKey
+from promptcanary_action.outcome import StepOutcome
 
 _BLOCK = re.compile(r"<!-- promptcanary-approval:v1:([A-Za-z0-9_=-]*) -->")
 
@@ -66,6 +68,16 @@ class ApprovalDecision:
     approval: Approval | None
     note: str | None = None
     """Why a label on the pull request approves nothing (for the reader), else None."""
+
+
+def comment_record(outcome: StepOutcome) -> CommentRecord:
+    """What the comment rendered from ``outcome`` records: the regressions it shows (dated by
+    the newest run's end) and the approval in force. Derived from the outcome alone, so
+    post-comment mode, which renders from ``step.json``, writes the same record."""
+    ends = [p.run.finished_at or p.run.started_at for p in outcome.pairs]
+    keys = regression_keys(p.drift for p in outcome.pairs)
+    shown = ShownDrift(keys=keys, head_sha=outcome.sha, shown_at=max(ends)) if ends else None
+    return CommentRecord(shown=shown, approval=outcome.approval)
 
 
 def record_block(record: CommentRecord) -> str:

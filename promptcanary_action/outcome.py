@@ -165,8 +165,9 @@ class StepOutcome(BaseModel):
     sha: str = ""
     run_url: str | None = None
     report_files: list[str] = Field(default_factory=list)
-    approval_hint: str | None = None
-    """The approval label, when the comment should say how to approve its regressions."""
+    approve_label: str | None = None
+    """The approval label on a pull request with approvals on (the comment says how to approve
+    and carries the record that binds an approval); None elsewhere."""
     approval: Approval | None = None
     """The approval in force for this pull request (kept in the comment's record)."""
 
@@ -269,7 +270,7 @@ def verdict(pairs: Sequence[PairOutcome], failed: bool, untrusted: bool) -> str:
 
 
 def _approved_phrase(pairs: Sequence[PairOutcome]) -> str:
-    """"approved by @login: N regression(s) (pull request #n)", or "" when none was approved."""
+    """The verdict's "approved by @login: ..." phrase; "" when nothing was approved."""
     count = sum(len(p.approved) for p in pairs)
     approval = next((p.approval for p in pairs if p.approval is not None), None)
     if not count or approval is None:

@@ -66,7 +66,8 @@ class FakeGitHubPort:
     artifacts: list[tuple[ArtifactInfo, bytes]] = field(default_factory=list)
     run_conclusions: dict[int, str | None] = field(default_factory=dict)
     pulls: dict[int, PullInfo] = field(default_factory=dict)
-    """Pull requests by number (``pull_request``), also found by head or ``merge_commits``."""
+    """Pull requests by number (``pull_request``), also found by head or ``merge_commits``;
+    any other number is an open, unlabelled pull request at ``head``."""
     merge_commits: dict[str, int] = field(default_factory=dict)
     """Merge commit SHA → the pull request it merged (``pulls_of_commit``)."""
     label_events: dict[int, LabelEvent] = field(default_factory=dict)
@@ -110,7 +111,9 @@ class FakeGitHubPort:
 
     def pull_request(self, pr_number: int) -> PullInfo:
         self._record("pull_request", pr_number=pr_number)
-        return self.pulls[pr_number]
+        # Like pull_head_sha: any other pull request exists, open, unlabelled, at ``head``.
+        unlisted = PullInfo(pr_number, self.heads.get(pr_number, self.head), "main", (), False)
+        return self.pulls.get(pr_number, unlisted)
 
     def pulls_of_commit(self, sha: str) -> list[PullInfo]:
         self._record("pulls_of_commit", sha=sha)
