@@ -16,24 +16,11 @@ from promptcanary.core.config import suite_from_text
 from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, Promotion, evaluate, judge
 from promptcanary.core.models import Approval, BaselineSnapshot, RegressionKey
 from promptcanary.storage.base import snapshot_from_json, snapshot_to_json
+from tests.unit.core.test_evaluate import SUITE as BASE_SUITE
 from tests.unit.core.test_evaluate import run
 
-SUITE = """
-name: demo
-probes:
-  - type: keyword_presence
-    id: kw
-    required_keywords: [ok]
-prompts:
-  - id: p1
-    text: first
-  - id: p2
-    text: second
-  - id: p3
-    text: third
-  - id: p4
-    text: fourth
-"""
+# The evaluation tests' suite with two more prompts, so that several keys can regress.
+SUITE = BASE_SUITE + "  - id: p3\n    text: third\n  - id: p4\n    text: fourth\n"
 GOOD = {"p1": "ok", "p2": "ok", "p3": "ok", "p4": "ok"}
 WHEN = datetime(2024, 6, 1, 9, 30, tzinfo=UTC)
 
