@@ -39,7 +39,13 @@ from promptcanary_action.github_errors import (
     GitHubPermissionError,
     GitHubRateLimitError,
 )
-from promptcanary_action.github_port import AnnotationLike, ArtifactInfo, CommentMode
+from promptcanary_action.github_port import (
+    AnnotationLike,
+    ArtifactInfo,
+    CommentMode,
+    LabelEvent,
+    PullInfo,
+)
 from promptcanary_action.limits import (
     ANNOTATION_TEXT_CHARS,
     ANNOTATIONS_PER_REQUEST,
@@ -350,6 +356,46 @@ class GitHubClient:
         op = _Op("read the pull request", "pull-requests: read", target)
         return str(self._call(op, lambda: self._repo.get_pull(pr_number).head.sha))
 
+    # -- what approvals read --------------------------------------------------------------------
+    def pull_request(self, pr_number: int) -> PullInfo:
+        """The pull request as GitHub has it now (labels included)."""
+        target = f"pull request #{pr_number} in {self.repository}"
+        op = _Op("read the pull request's labels", "pull-requests: read", target)
+        return self._call(op, lambda: _pull_info(self._repo.get_pull(pr_number)))
+
+    def pulls_of_commit(self, sha: str) -> list[PullInfo]:
+        """``GET /repos/{owner}/{repo}/commits/{sha}/pulls`` (the commit itself is not fetched)."""
+        op = _Op(
+            "list the pull requests of the commit", "pull-requests: read", f"commit {sha[:12]}"
+        )
+        return self._call(
+            op, lambda: [_pull_info(p) for p in self._repo.get_commit(sha).get_pulls()]
+        )
+
+    def own_comment(self, pr_number: int, marker: str) -> str | None:
+        """The body of this token's comment carrying ``marker`` (never a person's)."""
+        target = f"pull request #{pr_number} in {self.repository}"
+        op = _Op("list the PR comments", "pull-requests: read", target)
+        issue = self._repo.get_issue(pr_number)
+        own = self._call(op, lambda: _first_own(issue.get_comments(), marker, self._is_token_user))
+        return None if own is None else str(own.body or "")
+
+    def last_labeled(self, issue_number: int, label: str) -> LabelEvent | None:
+        """The newest ``labeled`` event of ``label`` (events come oldest first)."""
+        target = f"the events of #{issue_number} in {self.repository}"
+        op = _Op("read who added the label", "issues: read", target)
+        issue = self._repo.get_issue(issue_number)
+
+        def newest() -> LabelEvent | None:
+            found: LabelEvent | None = None
+            for event in issue.get_events():
+                name = event.label.name if event.label is not None else None
+                if event.event == "labeled" and name == label and event.actor is not None:
+                    found = LabelEvent(str(event.actor.login), _aware(event.created_at))
+            return found
+
+        return self._call(op, newest)
+
     def _stream_to(self, url: str, destination: Path, max_bytes: int, what: str) -> None:
         headers = {
             "Authorization": f"Bearer {self._token}",
@@ -489,6 +535,21 @@ def _first_own(
         if (item.user.type == "Bot" or is_token_user(item.user.login)) and not skip(item):
             return item
     return None
+
+
+def _pull_info(pull: Any) -> PullInfo:
+    return PullInfo(
+        number=int(pull.number),
+        head_sha=str(pull.head.sha),
+        base_ref=str(pull.base.ref),
+        labels=tuple(str(label.name) for label in pull.labels),
+        merged=pull.merged_at is not None,
+    )
+
+
+def _aware(moment: datetime) -> datetime:
+    """PyGithub's times as timezone-aware UTC (older releases return naive UTC)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _is_pull_request(issue: Any) -> bool:

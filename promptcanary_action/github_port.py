@@ -54,6 +54,25 @@ class ArtifactInfo:
     workflow_run_id: int | None
 
 
+@dataclass(frozen=True)
+class PullInfo:
+    """A pull request as approvals need it."""
+
+    number: int
+    head_sha: str
+    base_ref: str
+    labels: tuple[str, ...]
+    merged: bool
+
+
+@dataclass(frozen=True)
+class LabelEvent:
+    """The newest ``labeled`` event of one label on an issue or pull request."""
+
+    actor: str
+    created_at: datetime
+
+
 class GitHubPort(Protocol):
     """The action's view of one repository on GitHub."""
 
@@ -66,6 +85,23 @@ class GitHubPort(Protocol):
 
     def pull_head_sha(self, pr_number: int) -> str:
         """The commit at the head of the pull request."""
+        ...
+
+    def pull_request(self, pr_number: int) -> PullInfo:
+        """The pull request's head, base, labels (as GitHub has them now) and merged state."""
+        ...
+
+    def pulls_of_commit(self, sha: str) -> list[PullInfo]:
+        """The pull requests that merged ``sha``, or whose head it is."""
+        ...
+
+    def own_comment(self, pr_number: int, marker: str) -> str | None:
+        """The body of the action's own comment carrying ``marker``; None when there is none."""
+        ...
+
+    # -- issues' events --------------------------------------------------------------------------
+    def last_labeled(self, issue_number: int, label: str) -> LabelEvent | None:
+        """Who added ``label`` last, and when; None when no event says so."""
         ...
 
     # -- check runs ----------------------------------------------------------------------------

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
-from promptcanary.core.models import BaselineSnapshot, CanaryRunResult
-from promptcanary.core.pool import promote
+from promptcanary.core.models import Approval, BaselineSnapshot, CanaryRunResult, ResultRef
 from promptcanary.core.runner import run_suite
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
 from promptcanary.providers.base import BaseLLMProvider
@@ -72,8 +71,11 @@ def models_for(suite: LoadedSuite, settings: Settings) -> list[ModelSpec]:
     )
 
 
-def policy_for(settings: Settings, activity: Activity) -> EvaluationPolicy:
-    """The evaluation policy of this step: the inputs' thresholds, the event's promotion rule."""
+def policy_for(
+    settings: Settings, activity: Activity, approval: Approval | None = None
+) -> EvaluationPolicy:
+    """The evaluation policy of this step: the inputs' thresholds, the event's promotion rule,
+    and the reviewer's approval in force (None: every regression counts)."""
     return EvaluationPolicy(
         fail_on=settings.fail_on,
         regression_threshold=settings.regression_threshold,
@@ -82,7 +84,13 @@ def policy_for(settings: Settings, activity: Activity) -> EvaluationPolicy:
         promotion=activity.promotion,
         max_error_rate=settings.max_error_rate,
         baseline_max_age_days=settings.baseline_max_age_days,
+        approval=approval,
     )
+
+
+def approved_refs(evaluation: Evaluation) -> list[ResultRef]:
+    """The regressions the evaluation's approval covered, as the pair records them."""
+    return [ResultRef(prompt_id=c.prompt_id, probe_key=c.probe_key) for c in evaluation.approved]
 
 
 def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
@@ -136,7 +144,7 @@ def _promote(
     drift = evaluation.drift
     try:
         location = backend.save(
-            promote(evaluation.run, evaluation.baseline, pool_size),
+            evaluation.snapshot(pool_size),
             sha=sha,
             ref=activity.baseline_ref,
             regressions=len(drift.regressions) if drift else 0,
@@ -160,6 +168,7 @@ async def run_pair(
     backend: Backend,
     now: Callable[[], datetime],
     cancellation: Cancellation | None = None,
+    approval: Approval | None = None,
 ) -> PairOutcome:
     """Run one suite on one model (this leg's shard of it, when set), then judge the run.
 
@@ -187,6 +196,7 @@ async def run_pair(
         backend=backend,
         now=now,
         found=found,
+        approval=approval,
     )
 
 
@@ -201,6 +211,7 @@ def judge_run(
     backend: Backend,
     now: Callable[[], datetime],
     found: _FoundBaseline | None = None,
+    approval: Approval | None = None,
 ) -> PairOutcome:
     """Evaluate a run of one suite on one model against its baseline; promote as allowed.
 
@@ -210,7 +221,8 @@ def judge_run(
     suite = loaded.suite
     if found is None:
         found = _load_baseline(backend, suite.name, model_id, activity)
-    evaluation = evaluate(found.baseline, run, suite, policy_for(settings, activity), now=now())
+    policy = policy_for(settings, activity, approval)
+    evaluation = evaluate(found.baseline, run, suite, policy, now=now())
     if run.incomplete is None:
         status, location, save_note = _promote(
             evaluation, found, activity, backend, sha, settings.baseline_pool
@@ -233,4 +245,6 @@ def judge_run(
         notes=notes,
         prompt_lines=dict(suite.prompt_lines),
         probe_lines=suite.probe_lines,
+        approved=approved_refs(evaluation),
+        approval=evaluation.approval,
     )

@@ -40,6 +40,7 @@ MODE_CHOICES: tuple[str, ...] = ("run", "merge", "post-comment")
 # Metadata keys of an input field.
 _INPUT = "input"
 _CLEAN = "clean"
+_IF_EMPTY = "if_empty"
 # Long values (a pasted file, say) are cut in messages so the log stays readable.
 _MAX_SHOWN = 60
 
@@ -189,6 +190,13 @@ def clean_identifier(name: str, value: str) -> str:
     return value
 
 
+def clean_label(name: str, value: str) -> str:
+    """A GitHub label name: at most 50 characters, on one line."""
+    if len(value) > 50 or "\n" in value or "\r" in value:
+        raise _fail(name, value, "must be a label name: one line of at most 50 characters")
+    return value
+
+
 # The rules of `git check-ref-format --branch` that matter for a name passed to git commands
 # (a leading '-' would be read as an option).
 _BAD_BRANCH_RE = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|^[-/.]|/\.|[/.]$|\.lock$|^@$")
@@ -279,9 +287,13 @@ class GitHubEnv:
 # the inputs
 
 
-def _input(name: str, clean: Cleaner) -> dict[str, Any]:
-    """The metadata that makes a Settings field the action input ``name``."""
-    return {_INPUT: name, _CLEAN: clean}
+def _input(name: str, clean: Cleaner, **if_empty: Any) -> dict[str, Any]:
+    """The metadata that makes a Settings field the action input ``name``.
+
+    ``if_empty=value``: an input given explicitly empty means ``value`` (the runner passes every
+    input, its default when the workflow does not set it), not the default.
+    """
+    return {_INPUT: name, _CLEAN: clean, **({_IF_EMPTY: if_empty["if_empty"]} if if_empty else {})}
 
 
 def _choice(choices: tuple[str, ...]) -> Cleaner:
@@ -377,6 +389,11 @@ class Settings:
     check_run: bool = field(default=True, metadata=_input("check-run", clean_bool))
     check_name: str = field(default="PromptCanary", metadata=_input("check-name", clean_text))
     issue_on_drift: bool = field(default=False, metadata=_input("issue-on-drift", clean_bool))
+    approve_label: str | None = field(
+        default="promptcanary: approve",
+        metadata=_input("approve-label", clean_label, if_empty=None),
+    )
+    """The label that approves a pull request's drift; None (input set empty): no approvals."""
     probe_modules: list[str] = field(
         default_factory=list, metadata=_input("probe-modules", clean_lines)
     )
@@ -405,6 +422,8 @@ class Settings:
             raw = _read_input(env, name)
             if raw:
                 values[spec.name] = spec.metadata[_CLEAN](name, raw)
+            elif _IF_EMPTY in spec.metadata and _given(env, name):
+                values[spec.name] = spec.metadata[_IF_EMPTY]
         low, high = values.get("min_samples"), values.get("max_samples")
         if low is not None and high is not None and low > high:
             raise InputError(
@@ -423,6 +442,10 @@ def input_env_names(name: str) -> tuple[str, str]:
     """The variables an input may arrive in: the runner's spelling first, then underscores."""
     upper = name.upper()
     return f"INPUT_{upper}", f"INPUT_{upper.replace('-', '_')}"
+
+
+def _given(env: Mapping[str, str], name: str) -> bool:
+    return any(key in env for key in input_env_names(name))
 
 
 def _read_input(env: Mapping[str, str], name: str) -> str:

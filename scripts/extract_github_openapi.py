@@ -35,6 +35,8 @@ OPERATIONS: list[tuple[str, str]] = [
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}"),
     ("patch", "/repos/{owner}/{repo}/issues/{issue_number}"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
+    ("get", "/repos/{owner}/{repo}/issues/{issue_number}/events"),
+    ("get", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls"),
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("patch", "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
     ("get", "/repos/{owner}/{repo}/issues"),

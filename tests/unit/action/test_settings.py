@@ -271,8 +271,32 @@ def test_an_empty_runner_spelling_falls_back_to_the_underscore_one() -> None:
 
 
 def test_empty_and_blank_values_take_the_default() -> None:
-    blank = {f"INPUT_{name.upper()}": " \n" for name in Settings.input_fields()}
+    # approve-label is the one input whose explicit empty value means something (no approvals).
+    names = [name for name in Settings.input_fields() if name != "approve-label"]
+    blank = {f"INPUT_{name.upper()}": " \n" for name in names}
     assert Settings.from_environ(blank) == Settings.from_environ({}) == Settings()
+
+
+@pytest.mark.parametrize(
+    ("env", "label"),
+    [
+        ({}, "promptcanary: approve"),
+        ({"INPUT_APPROVE-LABEL": "promptcanary: approve"}, "promptcanary: approve"),
+        ({"INPUT_APPROVE-LABEL": "drift ok"}, "drift ok"),
+        ({"INPUT_APPROVE-LABEL": ""}, None),
+        ({"INPUT_APPROVE_LABEL": " "}, None),
+    ],
+)
+def test_approve_label_set_empty_turns_approvals_off(
+    env: dict[str, str], label: str | None
+) -> None:
+    assert Settings.from_environ(env).approve_label == label
+
+
+def test_approve_label_must_be_a_label_name() -> None:
+    with pytest.raises(InputError) as err:
+        Settings.from_environ({"INPUT_APPROVE-LABEL": "x" * 51})
+    assert "approve-label" in str(err.value) and "50 characters" in str(err.value)
 
 
 def test_unknown_inputs_are_ignored() -> None:
