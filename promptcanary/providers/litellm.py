@@ -187,6 +187,12 @@ class LiteLLMProvider(BaseLLMProvider):
             kwargs["seed"] = config.seed
         if prompt.tools:
             kwargs["tools"] = prompt.tools
+            # "auto" is OpenAI's default with tools, but some OpenAI-compatible servers
+            # (llama-cpp-python's function-calling chat formats) only call tools when asked.
+            kwargs.setdefault("tool_choice", "auto")
+        else:
+            # A model entry's tool_choice without tools is a 400 on OpenAI-compatible APIs.
+            kwargs.pop("tool_choice", None)
         if prompt.response_format:
             kwargs["response_format"] = prompt.response_format
         return kwargs

@@ -113,6 +113,28 @@ def test_native_tool_calls_round_trip(llm_server: FakeLLMServer) -> None:
     assert llm_server.last_request["tools"] == [WEATHER_TOOL]
 
 
+def test_a_prompt_with_tools_asks_for_tool_choice_auto(llm_server: FakeLLMServer) -> None:
+    """llama-cpp-python's function-calling formats answer in prose unless the request carries
+    ``tool_choice``; "auto" is what OpenAI assumes when it is absent, so sending it is safe."""
+    llm_server.script("weather", tool_calls=[{"name": "get_weather", "arguments": {"city": "X"}}])
+    call(provider_for(llm_server), CanaryPrompt(id="w", text="weather?", tools=[WEATHER_TOOL]))
+    assert llm_server.last_request["tool_choice"] == "auto"
+
+
+def test_tool_choice_of_the_model_entry_is_kept_and_sent_only_with_tools(
+    llm_server: FakeLLMServer,
+) -> None:
+    forced = {"type": "function", "function": {"name": "get_weather"}}
+    provider = provider_for(llm_server, tool_choice=forced)
+
+    call(provider, CanaryPrompt(id="w", text="weather?", tools=[WEATHER_TOOL]))
+    assert llm_server.last_request["tool_choice"] == forced
+
+    call(provider, CanaryPrompt(id="p", text="plain question"))
+    assert llm_server.last_request["tool_choice"] is None
+    assert llm_server.last_request["tools"] is None
+
+
 def test_tool_call_with_invalid_json_arguments_keeps_the_raw_text(
     llm_server: FakeLLMServer,
 ) -> None:
