@@ -27,7 +27,8 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 # Only the paths that exist: ruff errors on a missing path.
 LINT_PATHS := $(wildcard promptcanary promptcanary_action tests bench scripts entrypoint.py)
 TYPED_PACKAGES := promptcanary promptcanary_action
-BENCHES := $(wildcard bench/drift_signal.py bench/throughput.py bench/startup.py bench/probes.py)
+BENCHES := $(wildcard bench/drift_signal.py bench/throughput.py bench/startup.py bench/probes.py \
+	bench/real_model.py)
 WORKFLOWS := $(wildcard .github/workflows/*.yml)
 
 PYTEST_ARGS ?=

@@ -104,15 +104,8 @@ def missing_build_tools() -> list[str]:
     return missing
 
 
-def install(python: str = sys.executable) -> Path:
-    """Create ``.venv-model`` and install ``requirements-model.lock`` into it (hash-checked).
-
-    Does nothing when the stamp says the current lock is installed. Returns the venv's python.
-    """
-    if is_installed():
-        return venv_python()
-    if not LOCK.is_file():
-        raise ModelSetupError(f"{LOCK} is missing: it is part of the repository, restore it")
+def require_build_tools() -> None:
+    """Raise :class:`ModelSetupError` naming the missing compilers and how to install them."""
     missing = missing_build_tools()
     if missing:
         raise ModelSetupError(
@@ -122,6 +115,18 @@ def install(python: str = sys.executable) -> Path:
             "`dnf install gcc gcc-c++` (Fedora) or `xcode-select --install` (macOS), then run "
             "`make model-install` again."
         )
+
+
+def install(python: str = sys.executable) -> Path:
+    """Create ``.venv-model`` and install ``requirements-model.lock`` into it (hash-checked).
+
+    Does nothing when the stamp says the current lock is installed. Returns the venv's python.
+    """
+    if is_installed():
+        return venv_python()
+    if not LOCK.is_file():
+        raise ModelSetupError(f"{LOCK} is missing: it is part of the repository, restore it")
+    require_build_tools()
     if not venv_python().exists():
         _run([python, "-m", "venv", str(VENV)], "create the virtual environment .venv-model")
     env = {
@@ -138,8 +143,18 @@ def install(python: str = sys.executable) -> Path:
         flush=True,
     )
     _run(
-        [str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check",
-         "--require-hashes", "--progress-bar", "off", "-r", str(LOCK)],
+        [
+            str(venv_python()),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--require-hashes",
+            "--progress-bar",
+            "off",
+            "-r",
+            str(LOCK),
+        ],
         "install requirements-model.lock (see pip's output above for the failing package)",
         env=env,
     )
