@@ -109,9 +109,7 @@ def flaky_rows(results: list[ProbeResult]) -> list[list[object]]:
 
 async def collect(server: local_model.LocalServer, runs: int) -> tuple[CanaryRunResult, float]:
     suite = CanarySuite.from_yaml(SUITE)
-    provider = LiteLLMProvider(
-        f"openai/{local_model.MODEL_ALIAS}", api_base=server.api_base, api_key="sk-local-no-key"
-    )
+    provider = LiteLLMProvider(f"openai/{local_model.MODEL_ALIAS}", api_base=server.api_base)
     started = time.perf_counter()
     run = await suite.arun(
         provider,

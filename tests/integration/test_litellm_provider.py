@@ -269,6 +269,33 @@ def test_blank_api_key_counts_as_missing(no_openai_env: pytest.MonkeyPatch) -> N
         LiteLLMProvider("openai/gpt-4o-mini").check_environment()
 
 
+def test_a_local_endpoint_without_any_key_gets_a_placeholder_key(
+    llm_server: FakeLLMServer, no_openai_env: pytest.MonkeyPatch
+) -> None:
+    """A self-hosted server (llama.cpp, vLLM, Ollama) checks no key; without one the OpenAI client
+    under LiteLLM refused to send the request ("Missing credentials", reported as a retryable 500).
+    """
+    llm_server.script("capital", content="Canberra")
+    provider = LiteLLMProvider("openai/local", api_base=llm_server.url)
+    provider.check_environment()
+
+    response = call(provider, CanaryPrompt(id="c", text="capital of Australia?"))
+
+    assert response.content == "Canberra"
+    assert llm_server.last_request["headers"]["has_authorization"] is True
+
+
+def test_a_configured_key_is_sent_instead_of_the_placeholder(
+    llm_server: FakeLLMServer, no_openai_env: pytest.MonkeyPatch
+) -> None:
+    provider = LiteLLMProvider("openai/local", api_base=llm_server.url, api_key=API_KEY)
+    assert "api_key" in provider.request_kwargs(CanaryPrompt(id="c", text="x"), None, None)
+    assert provider.request_kwargs(CanaryPrompt(id="c", text="x"), None, None)["api_key"] == API_KEY
+    no_openai_env.setenv("OPENAI_API_KEY", API_KEY)
+    from_env = LiteLLMProvider("openai/local", api_base=llm_server.url)
+    assert "api_key" not in from_env.request_kwargs(CanaryPrompt(id="c", text="x"), None, None)
+
+
 def test_anthropic_key_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (
         "ANTHROPIC_API_KEY",

@@ -45,6 +45,7 @@ def check_every_probe_scored(result: ActionResult, suite: CanarySuite) -> list[d
     return results
 
 
+@pytest.mark.timeout(1200)
 def test_example_suite_end_to_end(
     tmp_path: Path, github_server: FakeGitHubServer, function_calling_server: LocalServer
 ) -> None:

@@ -58,6 +58,7 @@ def baseline(
     assert not github.response_errors, github.response_errors
 
 
+@pytest.mark.timeout(3600)
 def test_no_change_runs_rarely_report_drift(
     baseline: RealHarness, function_calling_server: LocalServer
 ) -> None:
@@ -77,6 +78,7 @@ def test_no_change_runs_rarely_report_drift(
     assert len(alarms) <= MAX_FALSE_ALARMS, alarms
 
 
+@pytest.mark.timeout(1200)
 def test_a_chat_template_change_on_the_server_is_reported(
     baseline: RealHarness, plain_gemma_server: LocalServer
 ) -> None:
