@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import statistics
 import sys
 import time
@@ -136,6 +137,8 @@ def main() -> int:
         )
         return 0
     print(f"machine: {machine_note()}")
+    # A stopped benchmark (SIGTERM) still stops the server it started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with local_model.start() as server:
         run, wall = asyncio.run(collect(server, runs))
     answers = SAMPLES * (1 + runs)
