@@ -75,11 +75,9 @@ class RealHarness:
     runs: int = 0
     inputs: dict[str, str] = field(default_factory=lambda: dict(REAL_INPUTS))
 
-    def write(self, relpath: str, text: str) -> Path:
-        path = self.workspace / relpath
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        return path
+    def write_suite(self, text: str) -> None:
+        """The suite as ``canary.yaml``, the ``config`` input's default."""
+        (self.workspace / "canary.yaml").write_text(text, encoding="utf-8")
 
     def run(
         self,

@@ -51,7 +51,7 @@ def test_example_suite_end_to_end(
 ) -> None:
     github_server.add_pull(PR_NUMBER, "feature", "main", "a1" * 20, "b2" * 20)
     harness = make_harness(tmp_path, github_server)
-    harness.write("canary.yaml", EXAMPLE.read_text(encoding="utf-8"))
+    harness.write_suite(EXAMPLE.read_text(encoding="utf-8"))
     suite = CanarySuite.from_yaml(EXAMPLE)
 
     created = harness.run_push(

@@ -45,7 +45,7 @@ def baseline(
     github = FakeGitHubServer().start()
     try:
         harness = make_harness(tmp_path_factory.mktemp("repeatability"), github)
-        harness.write("canary.yaml", SUITE.read_text(encoding="utf-8"))
+        harness.write_suite(SUITE.read_text(encoding="utf-8"))
         created = harness.run_push(
             function_calling_server, {**RUN_INPUTS, "update-baseline": "always"}
         )

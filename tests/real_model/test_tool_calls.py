@@ -52,7 +52,7 @@ def test_native_tool_calls_reach_the_tool_probes(
 ) -> None:
     harness = make_harness(tmp_path, github_server)
     text, expected = tool_suite()
-    harness.write("canary.yaml", text)
+    harness.write_suite(text)
 
     result = harness.run_push(function_calling_server, {**INPUTS, "baseline": "none"})
 
