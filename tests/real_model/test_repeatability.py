@@ -58,7 +58,7 @@ def baseline(
     assert not github.response_errors, github.response_errors
 
 
-@pytest.mark.timeout(3600)
+@pytest.mark.timeout(4800)
 def test_no_change_runs_rarely_report_drift(
     baseline: RealHarness, function_calling_server: LocalServer
 ) -> None:
