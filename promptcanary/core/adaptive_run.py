@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from promptcanary.core.adaptive import Sequencer
-from promptcanary.core.models import AdaptiveSampling, LLMResponse, PoolEntry, ProbeResult
+from promptcanary.core.models import (
+    AdaptiveSampling,
+    CanaryPrompt,
+    LLMResponse,
+    PoolEntry,
+    ProbeResult,
+)
 from promptcanary.core.pool import pooled_prompts
 from promptcanary.core.progress import RunProgress
 from promptcanary.core.runner import Job
@@ -44,12 +50,14 @@ async def answer_adaptive(
     stream: TextIO | None = None,
     show_progress: bool = True,
     stop: asyncio.Event | None = None,
+    prompts: Sequence[CanaryPrompt] | None = None,
 ) -> AdaptiveAnswers:
     """Ask ``suite``'s prompts in stages, deciding against the pool ``entries`` after each.
 
     Once ``stop`` is set, the stage in flight ends (unanswered jobs errored) and none follows.
     """
-    ids = [p.id for p in suite.prompts]
+    asking = list(suite.prompts if prompts is None else prompts)  # a leg: its shard
+    ids = [p.id for p in asking]
     pooled = pooled_prompts(entries, suite.prompt_hashes, ids)
     sequencer = Sequencer(pooled, policy)
     targets = sequencer.first_targets(ids)
@@ -61,7 +69,7 @@ async def answer_adaptive(
         stage += 1
         jobs = [
             Job(p, i)
-            for p in suite.prompts
+            for p in asking
             if p.id in targets
             for i in range(asked.get(p.id, 0), targets[p.id])
         ]

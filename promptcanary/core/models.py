@@ -366,9 +366,13 @@ class Provenance(BaseModel):
     git_sha: str | None = None
     git_ref: str | None = None
     prompt_hashes: dict[str, str] = Field(default_factory=dict)
-    """prompt id → hash of what was sent (text, system prompt, tools, response format)."""
+    """prompt id → hash of what was sent (text, system prompt, tools, response format), in
+    suite order: every prompt of the suite, also in a shard's run."""
     adaptive: AdaptiveSampling | None = None
     """Set for a ``samples: auto`` run; ``samples`` is then the most answers any prompt got."""
+    shard: str | None = None
+    """``i/n`` when the run answered one shard of the suite (see ``promptcanary.core.shard``);
+    ``None`` for a whole run, also one merged from shards."""
 
 
 def _mean(values: list[float], empty: float = 1.0) -> float:
@@ -467,6 +471,52 @@ class CanaryRunResult(BaseModel):
         return [r for r in self.llm_responses if r.prompt_id == prompt_id]
 
 
+class RegressionKey(BaseModel):
+    """Names one regressed result across suites and models: what an approval is bound to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    suite: str
+    model: str
+    prompt_id: str
+    probe_key: str
+
+    def sort_key(self) -> tuple[str, str, str, str]:
+        return (self.suite, self.model, self.prompt_id, self.probe_key)
+
+
+class Approval(BaseModel):
+    """A reviewer's acceptance of a set of regressions as the intended new behaviour.
+
+    Bound to exactly the keys that were shown when it was given (and the pull-request head
+    commit they were measured on): a regression outside ``keys`` is not approved by it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    keys: tuple[RegressionKey, ...]
+    head_sha: str
+    """The pull request's head commit whose drift was approved."""
+    pr_number: int
+    approver: str
+    """The login that gave the approval (an untrusted string: escape it wherever shown)."""
+    approved_at: datetime
+    label: str = ""
+
+    @field_validator("keys")
+    @classmethod
+    def _sorted_unique(cls, v: tuple[RegressionKey, ...]) -> tuple[RegressionKey, ...]:
+        # One set, one order: the fingerprint must not depend on the order keys were found in.
+        return tuple(sorted(set(v), key=RegressionKey.sort_key))
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fingerprint(self) -> str:
+        """A short, deterministic id of (head commit, approved keys)."""
+        lines = [self.head_sha, *("\x00".join(k.sort_key()) for k in self.keys)]
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+
 class BaselineSnapshot(BaseModel):
     """A saved baseline — the "known-good" state a future run is compared against."""
 
@@ -481,11 +531,22 @@ class BaselineSnapshot(BaseModel):
     """The last promoted runs, newest (this one) first; empty in older documents (pool of one)."""
     created_at: datetime = Field(default_factory=_utcnow)
     note: str = ""
+    approval: Approval | None = None
+    """Set when this run became the baseline although it regressed, because a reviewer
+    approved those regressions (which pull request, who, and the approved fingerprint)."""
 
     @classmethod
-    def of_run(cls, run: CanaryRunResult, *, note: str = "") -> BaselineSnapshot:
+    def of_run(
+        cls, run: CanaryRunResult, *, note: str = "", approval: Approval | None = None
+    ) -> BaselineSnapshot:
         """The snapshot that makes ``run`` a baseline: keyed by the run's suite and provider."""
-        return cls(suite_name=run.suite_name, provider=run.provider, run_result=run, note=note)
+        return cls(
+            suite_name=run.suite_name,
+            provider=run.provider,
+            run_result=run,
+            note=note,
+            approval=approval,
+        )
 
     @field_validator("schema_version")
     @classmethod

@@ -232,6 +232,8 @@ async def run_suite(
     run_provider = provider.with_config(config) if config != provider.config else provider
     run_provider.check_environment()
     session = RunSession(suite, run_provider, options, sleep=sleep, rng=rng)
+    # A matrix leg answers its shard only; the run still records the whole suite's hashes.
+    prompts = options.shard.select(suite.prompts) if options.shard else suite.prompts
     started_at = datetime.now(UTC)
     record: AdaptiveSampling | None = None
     try:
@@ -241,12 +243,12 @@ async def run_suite(
 
             entries = entries_of(baseline, options.baseline_pool) if baseline is not None else []
             answers = await answer_adaptive(
-                session, suite, options.policy(), entries,
+                session, suite, options.policy(), entries, prompts=prompts,
                 stream=progress_stream, show_progress=options.show_progress, stop=stop,
             )  # fmt: skip
             responses, results, record = answers.responses, answers.results, answers.record
         else:
-            responses = await _answer_fixed(session, suite, options, progress_stream, stop)
+            responses = await _answer_fixed(session, prompts, options, progress_stream, stop)
             results = score_responses(suite, responses)  # the whole text
     finally:
         await session.aclose()
@@ -270,13 +272,13 @@ async def run_suite(
 
 async def _answer_fixed(
     session: RunSession,
-    suite: CanarySuite,
+    prompts: Sequence[CanaryPrompt],
     options: RunOptions,
     stream: TextIO | None,
     stop: asyncio.Event | None,
 ) -> list[LLMResponse]:
     """``samples: N``: every prompt N times, one progress bar."""
-    jobs = plan(suite.prompts, options.sample_count)
+    jobs = plan(prompts, options.sample_count)
     progress = RunProgress(len(jobs), stream=stream, enabled=options.show_progress)
     try:
         return await session.answer(jobs, progress, stop=stop)
@@ -308,6 +310,7 @@ def provenance(
         git_sha=options.git_sha,
         git_ref=options.git_ref,
         prompt_hashes=suite.prompt_hashes,
+        shard=str(options.shard) if options.shard else None,
     )
 
 

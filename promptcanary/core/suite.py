@@ -24,6 +24,7 @@ from promptcanary.core.models import (
 from promptcanary.core.pool import DEFAULT_POOL
 from promptcanary.core.probes.base import BaseProbe
 from promptcanary.core.sequential import Policy
+from promptcanary.core.shard import Shard
 
 if TYPE_CHECKING:
     from promptcanary.core.probes.registry import ProbeRegistry
@@ -151,6 +152,8 @@ class RunOptions:
     record: str | Path | None = None
     git_sha: str | None = None
     git_ref: str | None = None
+    shard: Shard | None = None
+    """Answer only this shard's prompts (the run records it; merge the shards' runs after)."""
 
     def over(self, defaults: RunDefaults) -> RunOptions:
         """These options with every model parameter they leave unset taken from ``defaults``."""
@@ -343,7 +346,8 @@ class CanarySuite:
         suite's ``defaults:`` set one): answers in stages until every comparison with
         ``baseline`` (a snapshot, or a list of snapshots = the pool) is decided. ``options`` are
         further :class:`RunOptions` fields (``min_samples``, ``max_samples``, ``baseline_pool``,
-        ``concurrency``, ``timeout``, ``max_retries``, ``record``, ``git_sha``, ``git_ref``).
+        ``concurrency``, ``timeout``, ``max_retries``, ``record``, ``git_sha``, ``git_ref``,
+        ``shard``).
         """
         from promptcanary.core.runner import run_suite_blocking
 

@@ -43,6 +43,9 @@ from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError
 DEFAULT_TIMEOUT = 60.0
 """Seconds per request when neither the runner nor ``extra_params['timeout']`` sets one."""
 
+PLACEHOLDER_API_KEY = "no-key"
+"""Sent to a local endpoint (``api_base``) when no API key is configured anywhere."""
+
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 _MAX_MESSAGE = 400
 
@@ -170,6 +173,7 @@ class LiteLLMProvider(BaseLLMProvider):
                 extra_params=params,
             )
         super().__init__(config)
+        self._placeholder_key: bool | None = None
 
     @classmethod
     def from_config(cls, config: ProviderConfig) -> LiteLLMProvider:
@@ -190,19 +194,12 @@ class LiteLLMProvider(BaseLLMProvider):
         ``<PROVIDER>_BASE_URL`` in the environment) is a local or proxied endpoint whose needs
         LiteLLM cannot know, so it is not checked.
         """
-        params = self.config.extra_params
-        if params.get("api_base") or params.get("base_url"):
+        prefix = self._custom_endpoint_prefix()
+        if prefix is None:
             return
         litellm = import_litellm()
         model = self.config.model_id
-        try:
-            _, provider, _, _ = litellm.get_llm_provider(model=model)
-        except Exception:  # LiteLLM raises bare exceptions for unknown models: the call will say
-            return
-        prefix = str(provider).upper()
-        if _env(f"{prefix}_API_BASE") or _env(f"{prefix}_BASE_URL"):
-            return
-        api_key = params.get("api_key")
+        api_key = self.config.extra_params.get("api_key")
         missing = list(litellm.validate_environment(model=model, api_key=api_key)["missing_keys"])
         if not missing and not api_key:
             missing = _blank_key_variables(prefix)
@@ -215,6 +212,41 @@ class LiteLLMProvider(BaseLLMProvider):
                 model_id=model,
                 transient=False,
             )
+
+    def _custom_endpoint_prefix(self) -> str | None:
+        """The provider's variable prefix (``OPENAI``), or ``None`` when the model is a local or
+        proxied endpoint: an ``api_base`` in its parameters or ``<PREFIX>_API_BASE`` /
+        ``<PREFIX>_BASE_URL`` in the environment (or a model LiteLLM does not know)."""
+        params = self.config.extra_params
+        if params.get("api_base") or params.get("base_url"):
+            return None
+        litellm = import_litellm()
+        try:
+            _, provider, _, _ = litellm.get_llm_provider(model=self.config.model_id)
+        except Exception:  # LiteLLM raises bare exceptions for unknown models: the call will say
+            return None
+        prefix = str(provider).upper()
+        if _env(f"{prefix}_API_BASE") or _env(f"{prefix}_BASE_URL"):
+            return None
+        return prefix
+
+    def _needs_placeholder_key(self) -> bool:
+        """A local endpoint with no API key anywhere (most self-hosted servers check none): the
+        OpenAI client under LiteLLM refuses to send a request without one, with an error LiteLLM
+        reports as a retryable HTTP 500. Decided once per provider."""
+        if self._placeholder_key is None:
+            self._placeholder_key = False
+            if not self.config.extra_params.get("api_key") and not self._has_provider_key():
+                self._placeholder_key = self._custom_endpoint_prefix() is None
+        return self._placeholder_key
+
+    def _has_provider_key(self) -> bool:
+        litellm = import_litellm()
+        try:
+            missing = litellm.validate_environment(model=self.config.model_id)["missing_keys"]
+        except Exception:  # an unknown model: nothing to look for
+            return True
+        return not missing
 
     # ── calls ────────────────────────────────────────────────────────────────
 
@@ -240,8 +272,16 @@ class LiteLLMProvider(BaseLLMProvider):
         }
         if config.seed is not None:
             kwargs["seed"] = config.seed
+        if self._needs_placeholder_key():
+            kwargs["api_key"] = PLACEHOLDER_API_KEY
         if prompt.tools:
             kwargs["tools"] = prompt.tools
+            # "auto" is OpenAI's default with tools, but some OpenAI-compatible servers
+            # (llama-cpp-python's function-calling chat formats) only call tools when asked.
+            kwargs.setdefault("tool_choice", "auto")
+        else:
+            # A model entry's tool_choice without tools is a 400 on OpenAI-compatible APIs.
+            kwargs.pop("tool_choice", None)
         if prompt.response_format:
             kwargs["response_format"] = prompt.response_format
         return kwargs

@@ -59,19 +59,31 @@ def pr_event(
     base_ref: str = DEFAULT_BRANCH,
     fork: bool = False,
     action: str = "synchronize",
+    labels: tuple[str, ...] = (),
+    label: str | None = None,
+    sender: str = FORK_OWNER,
 ) -> dict[str, Any]:
-    """A ``pull_request`` payload; ``fork`` puts the head in the contributor's copy."""
+    """A ``pull_request`` payload; ``fork`` puts the head in the contributor's copy.
+
+    ``label`` is the label a ``labeled``/``unlabeled`` event is about; ``labels`` those on the
+    pull request once the event happened.
+    """
     head_repo = f"{FORK_OWNER}/octo-repo" if fork else DEFAULT_REPOSITORY
-    return {
+    payload: dict[str, Any] = {
         "action": action,
         "number": number,
         "pull_request": {
             "number": number,
             "head": {"ref": head_ref, "sha": head_sha, "repo": _repository(head_repo)},
             "base": {"ref": base_ref, "sha": base_sha, "repo": _repository()},
+            "labels": [{"name": name, "color": "ededed"} for name in labels],
         },
         "repository": _repository(),
+        "sender": {"login": sender},
     }
+    if label is not None:
+        payload["label"] = {"name": label, "color": "ededed"}
+    return payload
 
 
 def push_event(branch: str = DEFAULT_BRANCH, *, after: str = MAIN_SHA) -> dict[str, Any]:
@@ -196,6 +208,28 @@ class ActionHarness:
             event=event,
             workspace=self.workspace,
             env={**self.env, **(env or {})},
+            github_api_url=self.github.url,
+            timeout=timeout,
+        )
+
+    def run_action_in(
+        self,
+        name: str,
+        event_name: str,
+        event: dict[str, Any],
+        inputs: Mapping[str, str] | None = None,
+        *,
+        timeout: float = 90,
+    ) -> ActionResult:
+        """Like :meth:`run`, with the runner files under ``name``: safe to call from threads
+        (the matrix legs of one workflow run start together)."""
+        return run_action(
+            self.tmp_path / name,
+            inputs={**FAST_INPUTS, **(inputs or {})},
+            event_name=event_name,
+            event=event,
+            workspace=self.workspace,
+            env=dict(self.env),
             github_api_url=self.github.url,
             timeout=timeout,
         )

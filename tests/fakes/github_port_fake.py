@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from promptcanary_action.github_errors import ArtifactTooLargeError, GitHubError
-from promptcanary_action.github_port import AnnotationLike, ArtifactInfo, CommentMode
+from promptcanary_action.github_port import (
+    AnnotationLike,
+    ArtifactInfo,
+    CommentMode,
+    LabelEvent,
+    PullInfo,
+)
 
 DEFAULT_HEAD = "a" * 40
 
@@ -60,6 +66,13 @@ class FakeGitHubPort:
     issues: list[FakeIssue] = field(default_factory=list)
     artifacts: list[tuple[ArtifactInfo, bytes]] = field(default_factory=list)
     run_conclusions: dict[int, str | None] = field(default_factory=dict)
+    pulls: dict[int, PullInfo] = field(default_factory=dict)
+    """Pull requests by number (``pull_request``), also found by head or ``merge_commits``;
+    any other number is an open, unlabelled pull request at ``head``."""
+    merge_commits: dict[str, int] = field(default_factory=dict)
+    """Merge commit SHA → the pull request it merged (``pulls_of_commit``)."""
+    label_events: dict[int, LabelEvent] = field(default_factory=dict)
+    """Issue number → the newest ``labeled`` event of the approval label."""
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     # -- test helpers --------------------------------------------------------------------------
@@ -96,6 +109,26 @@ class FakeGitHubPort:
     def pull_head_sha(self, pr_number: int) -> str:
         self._record("pull_head_sha", pr_number=pr_number)
         return self.heads.get(pr_number, self.head)
+
+    def pull_request(self, pr_number: int) -> PullInfo:
+        self._record("pull_request", pr_number=pr_number)
+        # Like pull_head_sha: any other pull request exists, open, unlabelled, at ``head``.
+        unlisted = PullInfo(pr_number, self.heads.get(pr_number, self.head), "main", (), False)
+        return self.pulls.get(pr_number, unlisted)
+
+    def pulls_of_commit(self, sha: str) -> list[PullInfo]:
+        self._record("pulls_of_commit", sha=sha)
+        merged = self.merge_commits.get(sha)
+        return [p for p in self.pulls.values() if p.number == merged or p.head_sha == sha]
+
+    def own_comment(self, pr_number: int, marker: str) -> str | None:
+        self._record("own_comment", pr_number=pr_number, marker=marker)
+        own = [c for c in self.comments if c.pr_number == pr_number and marker in c.body]
+        return own[0].body if own else None
+
+    def last_labeled(self, issue_number: int, label: str) -> LabelEvent | None:
+        self._record("last_labeled", issue_number=issue_number, label=label)
+        return self.label_events.get(issue_number)
 
     # -- check runs ----------------------------------------------------------------------------
     def create_check_run(self, name: str, head_sha: str) -> int:

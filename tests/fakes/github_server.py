@@ -37,6 +37,7 @@ from tests.fakes.github_state import (
     Comment,
     GitHubState,
     Issue,
+    IssueEvent,
     OpenAPISubset,
 )
 
@@ -242,6 +243,12 @@ class FakeGitHubServer:
         self, name: str, zip_bytes: bytes, head_branch: str, run_id: int, **kw: Any
     ) -> Artifact:
         return self.state.add_artifact(name, zip_bytes, head_branch, run_id, **kw)
+
+    def label(self, number: int, name: str, actor: str, *, add: bool = True) -> IssueEvent:
+        return self.state.label(number, name, actor, add=add)
+
+    def merge_pull(self, number: int, merge_sha: str) -> Issue:
+        return self.state.merge_pull(number, merge_sha)
 
     def add_user_token(self, token: str, login: str) -> None:
         """Make `token` a user's token (GET /user works, comments are by `login`)."""
@@ -728,6 +735,20 @@ def list_comments(server: FakeGitHubServer, ctx: Ctx) -> Reply:
     return server.paginate(ctx, items, server.state.comment_json)
 
 
+@route("GET", "/repos/{owner}/{repo}/issues/{issue_number}/events")
+def list_issue_events(server: FakeGitHubServer, ctx: Ctx) -> Reply:
+    issue = _issue(server, ctx)
+    items = [e for e in server.state.events if e.issue_number == issue.number]
+    return server.paginate(ctx, items, server.state.event_json)
+
+
+@route("GET", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls")
+def list_commit_pulls(server: FakeGitHubServer, ctx: Ctx) -> Reply:
+    _repo(server, ctx)
+    items = server.state.pulls_of_commit(ctx.params["commit_sha"])
+    return server.paginate(ctx, items, server.state.pull_simple_json)
+
+
 @route("POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments")
 def create_comment(server: FakeGitHubServer, ctx: Ctx) -> Reply:
     issue = _issue(server, ctx)
@@ -827,6 +848,22 @@ def get_check_run_obj(server: FakeGitHubServer, ctx: Ctx) -> CheckRun:
 @route("GET", "/repos/{owner}/{repo}/check-runs/{check_run_id}")
 def get_check_run(server: FakeGitHubServer, ctx: Ctx) -> Reply:
     return Reply(200, server.state.check_run_json(get_check_run_obj(server, ctx)))
+
+
+@route("GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs")
+def list_check_runs_for_ref(server: FakeGitHubServer, ctx: Ctx) -> Reply:
+    # ref is a SHA here (the action always passes one); newest first, as GitHub lists them
+    _repo(server, ctx)
+    name = ctx.query.get("check_name")
+    items = [
+        r
+        for r in server.state.check_runs.values()
+        if r.head_sha == ctx.params["ref"] and (name is None or r.name == name)
+    ]
+    items.sort(key=lambda r: r.id, reverse=True)
+    return server.paginate(
+        ctx, items, server.state.check_run_json, wrap="check_runs", total_count=len(items)
+    )
 
 
 @route("GET", "/repos/{owner}/{repo}/actions/artifacts")

@@ -125,7 +125,9 @@ def test_mode_new_always_creates(gh: FakeGitHubServer) -> None:
     client.upsert_comment(7, f"{MARKER} one", MARKER, mode="new")
     client.upsert_comment(7, f"{MARKER} two", MARKER, mode="new")
 
-    assert [c.body for c in gh.comments(7)] == [f"{MARKER} one", f"{MARKER} two"]
+    # Each also carries its own hidden write marker, so that a retry finds only itself.
+    bodies = [c.body.split("\n")[0] for c in gh.comments(7)]
+    assert bodies == [f"{MARKER} one", f"{MARKER} two"]
     assert gh.requests_to("GET", r"/issues/7/comments$") == []
 
 
@@ -173,6 +175,59 @@ def test_the_workflow_token_never_asks_who_it_is_when_a_bot_comment_matches(
 
     assert [c.body for c in gh.comments(7)] == [f"{MARKER}\nsecond"]
     assert gh.requests_to("GET", r"^/user$") == []
+
+
+# -- what approvals read ------------------------------------------------------------------------
+def test_labels_who_added_one_and_the_pull_request_of_a_merge_commit(
+    gh: FakeGitHubServer,
+) -> None:
+    client = make_client(gh, per_page=2)
+    gh.label(7, "promptcanary: approve", "first")
+    gh.label(7, "other", "someone")
+    gh.label(7, "promptcanary: approve", "first", add=False)
+    gh.label(7, "promptcanary: approve", "second")  # the newest labelling wins (page 2)
+
+    pull = client.pull_request(7)
+    assert (pull.number, pull.head_sha, pull.base_ref, pull.merged) == (7, HEAD, "main", False)
+    assert pull.labels == ("other", "promptcanary: approve")
+    event = client.last_labeled(7, "promptcanary: approve")
+    assert event is not None and event.actor == "second" and event.created_at.tzinfo is not None
+    assert client.last_labeled(7, "never-added") is None
+
+    gh.merge_pull(7, "c" * 40)
+    [merged] = client.pulls_of_commit("c" * 40)
+    assert (merged.number, merged.merged) == (7, True)
+    assert "promptcanary: approve" in merged.labels
+    assert client.pulls_of_commit("d" * 40) == []
+    assert gh.response_errors == [] and gh.validation_errors == []
+
+
+def test_own_comment_is_the_bots_never_a_persons_quoting_the_marker(
+    gh: FakeGitHubServer,
+) -> None:
+    client = make_client(gh)
+    gh.add_comment(7, f"forged record <!-- promptcanary-approval:v1:e30= --> {MARKER}", "mallory")
+    assert client.own_comment(7, MARKER) is None
+    client.upsert_comment(7, "the report", MARKER)
+    assert client.own_comment(7, MARKER) == f"the report\n\n{MARKER}"
+
+
+@pytest.mark.parametrize(
+    ("call", "path", "permission"),
+    [
+        (lambda c: c.pull_request(7), r"/pulls/7$", "pull-requests: read"),
+        (lambda c: c.pulls_of_commit(HEAD), r"/commits/.*/pulls$", "pull-requests: read"),
+        (lambda c: c.own_comment(7, MARKER), r"/issues/7/comments$", "pull-requests: read"),
+        (lambda c: c.last_labeled(7, "x"), r"/issues/7/events$", "issues: read"),
+    ],
+)
+def test_a_403_on_an_approval_read_names_the_permission(
+    gh: FakeGitHubServer, call, path: str, permission: str
+) -> None:
+    gh.fail("GET", path, 403, message="Resource not accessible by integration")
+    with pytest.raises(GitHubPermissionError) as err:
+        call(make_client(gh))
+    assert err.value.permission == permission and permission in str(err.value)
 
 
 def test_comment_over_githubs_limit_is_cut_and_keeps_the_marker(gh: FakeGitHubServer) -> None:

@@ -46,9 +46,11 @@ PUBLISHED_INPUTS = {
     "check-run",
     "check-name",
     "issue-on-drift",
+    "approve-label",
     "probe-modules",
     "working-directory",
     "report-dir",
+    "shard",
     "mode",
 }
 PUBLISHED_OUTPUTS = {
@@ -150,6 +152,7 @@ def test_defaults_documented_in_design(action: dict[str, Any]) -> None:
     assert defaults["comment"] == "update"
     assert defaults["check-run"] == "true"
     assert defaults["issue-on-drift"] == "false"
+    assert defaults["approve-label"] == "promptcanary: approve"
     assert defaults["baseline-max-age-days"] == "30"
     assert defaults["max-artifact-mb"] == "50"
     assert defaults["mode"] == "run"
