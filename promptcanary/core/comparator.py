@@ -176,10 +176,10 @@ def compare(
 ) -> DriftReport:
     """Compare a current run against a saved baseline snapshot (or a pool of them).
 
-    A ``samples: auto`` run is judged by the sequential procedure it sampled with, against the
-    pool: the snapshot's stored entries, or the given list of snapshots (newest first), at most
-    ``pool_size`` runs (default: as many as the run decided against). A fixed-sample run is
-    compared with the newest snapshot.
+    A ``samples: auto`` run that sampled against a baseline is judged by its sequential procedure
+    against the pool: the snapshot's stored entries, or the given list of snapshots (newest
+    first), at most ``pool_size`` runs (default: as many as the run decided against). Any other
+    run is compared with the newest snapshot by the fixed-sample rules.
 
     Args:
         baseline: Saved :class:`BaselineSnapshot`, or a list of them (newest first).
@@ -231,7 +231,7 @@ def compare(
         warnings=warnings,
         statistical=statistical,
         alpha=alpha if statistical else None,
-        adaptive=record,
+        adaptive=record if record is not None and record.pool_runs > 0 else None,
         baseline_pool_runs=pool_runs,
     )
 

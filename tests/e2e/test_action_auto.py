@@ -1,7 +1,7 @@
 """End to end with the default samples: auto against a pooled baseline.
 
 The fake LLM server answers one prompt at random (seeded): "yes" 95% of the time, in a few
-wordings, "no" otherwise; two other prompts always get the same answer. Five pushes on the default
+wordings, "no" otherwise; two other prompts always get the same answer. Eight pushes on the default
 branch build the pool. A pull request with the same behaviour reports no regression and costs far
 fewer requests than max-samples answers per prompt; the two fixed prompts cost one request each.
 A pull request where "yes" falls to 50% reports the regression with its interval, e-value and
@@ -64,7 +64,7 @@ def test_auto_spends_little_when_nothing_changed_and_catches_a_drop(
     harness: ActionHarness,
 ) -> None:
     harness.write("canary.yaml", suite_text("orders", harness.llm.url, PROMPTS))
-    for night in range(5):
+    for night in range(8):
         _script(harness, seed=100 + night, yes=0.95)
         pushed = harness.run_push(INPUTS)
         assert pushed.returncode == 0, pushed.log
@@ -78,7 +78,7 @@ def test_auto_spends_little_when_nothing_changed_and_catches_a_drop(
     assert _asked(harness, "Say hello") == 1 and _asked(harness, "Thank the customer") == 1
     drift = _drift(same.output_path("report-dir"))
     assert {row["verdict"] for row in drift["comparisons"]} <= {"same", "inconclusive"}
-    assert drift["baseline_pool_runs"] == 5
+    assert drift["baseline_pool_runs"] == 8
     assert "fixed `samples: 60` would have sent 180 requests" in same.summary
 
     _script(harness, seed=11, yes=0.5)

@@ -324,6 +324,13 @@ def test_run_auto_against_a_baseline_costs_one_answer_for_a_repeating_model(
     again_run = CanaryRunResult.model_validate_json((workdir / "again.json").read_text())
     assert len(again_run.llm_responses) == len(GOOD)
     assert " 0 regressions" in again.stdout
+    # The drifted replay repeats other texts: the changed prompts are regressions at 3 answers.
+    drifted = cli(
+        "run", "--config", "canary.yaml", "--replay", "drifted.jsonl", "--baseline", str(saved),
+        "--output-json", "drifted.json", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert drifted.returncode == 1, drifted.stdout + drifted.stderr
+    assert "extract-user / json_validity" in drifted.stdout.split("Regressions (", 1)[1]
 
 
 @pytest.mark.parametrize(
