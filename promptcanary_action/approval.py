@@ -124,7 +124,9 @@ def decide_approval(
             f"the label '{label_name}' was added before PromptCanary showed any drift on this "
             "pull request: remove it and add it again once the comment shows the drift to approve",
         )
-    if shown.shown_at > added_at:
+    # GitHub dates events to the second; the run's end has microseconds. A label added in the
+    # same second as the comment's drift approves it.
+    if shown.shown_at.replace(microsecond=0) > added_at:
         return ApprovalDecision(
             None,
             f"the drift shown changed after the label '{label_name}' was added: remove the label "

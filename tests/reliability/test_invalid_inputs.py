@@ -22,7 +22,7 @@ ENUMERATED = {
         "regression, inconclusive, failure, never, low, medium, high, critical",
     ),
     "comment": ("sticky", "update, new, off"),
-    "mode": ("replay", "run, post-comment"),
+    "mode": ("replay", "run, merge, post-comment"),
     "check-run": ("yes", "true, false"),
     "issue-on-drift": ("1", "true, false"),
 }
