@@ -3,12 +3,17 @@
 Reading picks the newest non-expired artifact with the configured name from a *successful* run
 on the base branch that holds this pair's baseline. Writing only puts the file in the report
 folder: the workflow's ``actions/upload-artifact`` step publishes it (:data:`UPLOAD_STEP`).
+
+Each artifact holds one promotion, so the history travels with it: ``history.jsonl`` beside the
+baseline is the previous artifact's history plus this promotion, bounded to
+:data:`~promptcanary_action.baselines.history.HISTORY_KEEP` lines.
 """
 
 from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -20,7 +25,13 @@ from promptcanary.storage.base import (
     snapshot_from_json,
     snapshot_to_json,
 )
-from promptcanary_action.baselines.layout import BASELINE_FILE, baseline_file
+from promptcanary_action.baselines.history import (
+    HISTORY_KEEP,
+    append_history,
+    history_record,
+    parse_history,
+)
+from promptcanary_action.baselines.layout import BASELINE_FILE, baseline_file, history_file
 from promptcanary_action.github_errors import ArtifactInfo, GitHubError
 
 ARTIFACT_DIR = "baseline-artifact"
@@ -51,14 +62,25 @@ class ArtifactSource(Protocol):
 
 
 class ArtifactBackend:
-    """Args: source (the GitHub client), name (``baseline-artifact``), report_dir."""
+    """Args: source (the GitHub client), name (``baseline-artifact``), report_dir, clock (the
+    time written to history lines)."""
 
-    def __init__(self, source: ArtifactSource, name: str, *, report_dir: Path) -> None:
+    def __init__(
+        self,
+        source: ArtifactSource,
+        name: str,
+        *,
+        report_dir: Path,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self._source = source
         self.name = name
         self.report_dir = report_dir
+        self._clock = clock
         self._conclusions: dict[int, str | None] = {}
         self._archives: dict[int, bytes] = {}
+        self._histories: dict[tuple[str, str], str] = {}
+        """(suite, model) → the history text found beside the loaded baseline."""
 
     def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None:
         try:
@@ -116,25 +138,34 @@ class ArtifactBackend:
                 text = archive.read(member).decode("utf-8")
             except (zipfile.BadZipFile, UnicodeDecodeError, OSError) as exc:
                 raise BaselineFileError(location, f"cannot be read ({exc})") from None
+            history = _history_beside(archive, member, suite_name, model_id)
         snapshot = snapshot_from_json(text, location)
         if member.endswith(baseline_file(suite_name, model_id)) or _is_pair(
             snapshot, suite_name, model_id
         ):
+            self._histories[(suite_name, model_id)] = history
             return snapshot
         return None
 
     def save(
         self, snapshot: BaselineSnapshot, *, sha: str, ref: str, regressions: int | None = None
     ) -> str:
-        path = self.report_dir / ARTIFACT_DIR
-        path = path.joinpath(
-            *baseline_file(snapshot.suite_name, snapshot.provider.model_id).split("/")
-        )
+        suite_name, model_id = snapshot.suite_name, snapshot.provider.model_id
+        root = self.report_dir / ARTIFACT_DIR
+        path = root.joinpath(*baseline_file(suite_name, model_id).split("/"))
         atomic_write_text(path, snapshot_to_json(snapshot))
+        record = history_record(
+            snapshot, sha=sha, ref=ref, now=self._clock(), regressions=regressions
+        )
+        previous = self._histories.get((suite_name, model_id), "")
+        history = append_history(previous, record, keep=HISTORY_KEEP)
+        atomic_write_text(root.joinpath(*history_file(suite_name, model_id).split("/")), history)
+        self._histories[(suite_name, model_id)] = history
         return str(path)
 
     def history(self, suite_name: str, model_id: str) -> list[dict[str, Any]]:
-        return []  # each artifact holds one promotion; there is no kept history
+        """The history that came with the baseline :meth:`load` found (empty before a load)."""
+        return parse_history(self._histories.get((suite_name, model_id), ""))
 
 
 def _member_for(archive: zipfile.ZipFile, suite_name: str, model_id: str) -> str | None:
@@ -146,6 +177,20 @@ def _member_for(archive: zipfile.ZipFile, suite_name: str, model_id: str) -> str
             return name
     singles = [n for n in names if n.rsplit("/", 1)[-1] == BASELINE_FILE or n.endswith(".json")]
     return singles[0] if len(singles) == 1 and len(names) == 1 else None
+
+
+def _history_beside(
+    archive: zipfile.ZipFile, member: str, suite_name: str, model_id: str
+) -> str:
+    """The history next to ``member`` in the archive; "" when there is none or it is unreadable
+    (history is informational: it never fails a run)."""
+    wanted = member[: -len(BASELINE_FILE)] + history_file(suite_name, model_id).rsplit("/", 1)[1]
+    if not member.endswith(BASELINE_FILE) or wanted not in archive.namelist():
+        return ""
+    try:
+        return archive.read(wanted).decode("utf-8", errors="replace")
+    except (zipfile.BadZipFile, OSError):
+        return ""
 
 
 def _is_pair(snapshot: BaselineSnapshot, suite_name: str, model_id: str) -> bool:

@@ -14,12 +14,17 @@ from promptcanary.storage.base import (
     snapshot_from_json,
     snapshot_to_json,
 )
-from promptcanary_action.baselines.history import append_history, history_record, parse_history
+from promptcanary_action.baselines.history import (
+    HISTORY_KEEP,
+    append_history,
+    history_record,
+    parse_history,
+)
 from promptcanary_action.baselines.layout import baseline_file, history_file
 
 
 class PathBackend:
-    """``<root>/<suite-slug>/<model-slug>/baseline.json`` and ``history.jsonl``.
+    """``<root>/<suite-slug>/<model-slug>/baseline.json`` and a bounded ``history.jsonl``.
 
     Args:
         root: The baseline folder (``baseline-path`` resolved against the working directory).
@@ -57,7 +62,9 @@ class PathBackend:
             snapshot, sha=sha, ref=ref, now=self._clock(), regressions=regressions
         )
         history = self._path(history_file(snapshot.suite_name, model_id))
-        atomic_write_text(history, append_history(_read_or_empty(history), record))
+        atomic_write_text(
+            history, append_history(_read_or_empty(history), record, keep=HISTORY_KEEP)
+        )
         return str(path)
 
     def history(self, suite_name: str, model_id: str) -> list[dict[str, Any]]:
