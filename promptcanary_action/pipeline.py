@@ -19,6 +19,7 @@ from promptcanary.core.gate import untrustworthy
 from promptcanary.core.models import BaselineSnapshot, DriftSeverity
 from promptcanary.core.runner import run_suite
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
+from promptcanary.core.usage import UsageLimits
 from promptcanary.providers.base import BaseLLMProvider
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
@@ -91,6 +92,11 @@ def policy_for(settings: Settings, activity: Activity) -> EvaluationPolicy:
         promotion=activity.promotion,
         max_error_rate=settings.max_error_rate,
         baseline_max_age_days=settings.baseline_max_age_days,
+        usage_limits=UsageLimits(
+            latency_pct=settings.max_latency_increase,
+            tokens_pct=settings.max_token_increase,
+            cost_pct=settings.max_cost_increase,
+        ),
     )
 
 

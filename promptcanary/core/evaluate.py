@@ -8,7 +8,7 @@ callers' I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -16,6 +16,14 @@ from promptcanary.core.comparator import compare
 from promptcanary.core.gate import gate_failed, untrustworthy
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftReport
 from promptcanary.core.rescore import needs_rescore, rescore
+from promptcanary.core.usage import (
+    CostLookup,
+    UsageComparison,
+    UsageFinding,
+    UsageLimits,
+    compare_usage,
+    usage_findings,
+)
 
 if TYPE_CHECKING:
     from promptcanary.core.suite import CanarySuite
@@ -43,6 +51,8 @@ class EvaluationPolicy:
     max_error_rate: float = 0.2
     baseline_max_age_days: int = 0
     """A baseline older than this gets a note; 0 turns the note off."""
+    usage_limits: UsageLimits = field(default_factory=UsageLimits)
+    """Latency, token and cost gates (percent increase over the baseline); off by default."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,10 @@ class Evaluation:
     rescored_current: bool = False
     probes_differ: bool = False
     """The two sides were scored with different probes and no suite was given to re-score."""
+    usage: UsageComparison | None = None
+    """Latency, tokens and cost of the run, and their change against the baseline."""
+    usage_findings: tuple[UsageFinding, ...] = ()
+    """Usage gates that tripped: a finding of their own kind (they fail the gate too)."""
 
 
 def promotion_allowed(rule: str, run: CanaryRunResult, has_regressions: bool) -> tuple[bool, str]:
@@ -88,12 +102,18 @@ def promotion_allowed(rule: str, run: CanaryRunResult, has_regressions: bool) ->
 
 
 def decide_promotion(
-    run: CanaryRunResult, drift: DriftReport | None, policy: EvaluationPolicy
+    run: CanaryRunResult,
+    drift: DriftReport | None,
+    policy: EvaluationPolicy,
+    findings: tuple[UsageFinding, ...] = (),
 ) -> Promotion:
     """The promotion rule, then the error-rate rule that no rule overrides."""
     allowed, why_not = promotion_allowed(
         policy.promotion, run, bool(drift and drift.has_regressions)
     )
+    if allowed and findings and policy.promotion == "if_clean":
+        # A doubled bill must not become the reference the next run is measured against.
+        allowed, why_not = False, f"the run exceeds {', '.join(f.gate for f in findings)}"
     if allowed and untrustworthy(run, policy.max_error_rate):
         # Not even under `always`: an outage must not become the reference.
         return Promotion(
@@ -153,11 +173,13 @@ def evaluate(
     policy: EvaluationPolicy,
     *,
     now: datetime | None = None,
+    cost: CostLookup | None = None,
 ) -> Evaluation:
     """Compare ``run`` with ``baseline`` under ``policy``; decide the gate and the promotion.
 
     ``suite`` re-scores either side scored with other probes; without it, differing probes are
     only flagged (``probes_differ``). ``now`` dates the staleness note (none when omitted).
+    ``cost`` prices the answers (no cost figures without it).
 
     Raises:
         ValueError: the baseline belongs to another suite.
@@ -175,8 +197,10 @@ def evaluate(
             improvement_threshold=policy.improvement_threshold,
             alpha=policy.alpha,
         ).model_copy(update={"rescored_responses": scored.rescored_baseline})
-    promotion = decide_promotion(run, drift, policy)
-    notes: list[str] = []
+    usage = compare_usage(baseline.run_result if baseline else None, run, cost)
+    findings, usage_notes = usage_findings(usage, policy.usage_limits)
+    promotion = decide_promotion(run, drift, policy, tuple(findings))
+    notes: list[str] = list(usage_notes)
     if baseline is not None and now is not None:
         stale = age_note(baseline, now, policy.baseline_max_age_days)
         if stale:
@@ -188,10 +212,12 @@ def evaluate(
         baseline=baseline,
         drift=drift,
         promotion=promotion,
-        gate_failed=gate_failed(drift, run, policy.fail_on),
+        gate_failed=gate_failed(drift, run, policy.fail_on) or bool(findings),
         untrustworthy=untrustworthy(run, policy.max_error_rate),
         notes=tuple(notes),
         rescored_baseline=scored.rescored_baseline if scored else 0,
         rescored_current=scored.rescored_current if scored else False,
         probes_differ=scored.probes_differ if scored else False,
+        usage=usage,
+        usage_findings=tuple(findings),
     )
