@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 from enum import Enum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from promptcanary.core.models import CanaryRunResult, DriftReport, DriftSeverity, LLMResponse
 from promptcanary.core.suite import resolve_line
+from promptcanary.core.usage import UsageComparison, UsageFinding
+from promptcanary_action.links import suite_line_url
+from promptcanary_action.trend import DEFAULT_TREND_POINTS, Trend, build_trend
 
 
 class BaselineStatus(str, Enum):
@@ -46,6 +50,12 @@ class PairOutcome(BaseModel):
     """prompt id → line of the prompt entry in ``suite_file``."""
     probe_lines: dict[str, int] = Field(default_factory=dict)
     """``"<prompt id>/<probe key>"`` → line of a per-prompt probe entry in ``suite_file``."""
+    usage: UsageComparison | None = None
+    """Latency, tokens and cost of the run and their change against the baseline."""
+    usage_findings: list[UsageFinding] = Field(default_factory=list)
+    """Usage gates (``max-*-increase``) that tripped: their own kind of finding."""
+    history: list[dict[str, Any]] = Field(default_factory=list)
+    """The newest promoted baselines of this pair (history records, oldest first)."""
 
     def line_for(self, prompt_id: str, probe_key: str | None = None) -> int | None:
         return resolve_line(self.prompt_lines, self.probe_lines, prompt_id, probe_key)
@@ -106,6 +116,40 @@ class StepOutcome(BaseModel):
     sha: str = ""
     run_url: str | None = None
     report_files: list[str] = Field(default_factory=list)
+    repository: str = ""
+    """``owner/name``, for links to the suite file."""
+    server_url: str = ""
+    """The runner's ``GITHUB_SERVER_URL`` (GitHub Enterprise Server too)."""
+    trend_points: int = DEFAULT_TREND_POINTS
+
+    @property
+    def trends(self) -> list[Trend]:
+        """One score trend per suite that has a history (models as lines), in suite order."""
+        suites: dict[str, list[PairOutcome]] = {}
+        for pair in self.pairs:
+            suites.setdefault(pair.suite_name, []).append(pair)
+        found = []
+        for name, pairs in suites.items():
+            trend = build_trend(
+                name,
+                {p.model: p.history for p in pairs},
+                {p.model: p.run.overall_score for p in pairs},
+                self.trend_points,
+            )
+            if trend is not None:
+                found.append(trend)
+        return found
+
+    def prompt_url(self, pair: PairOutcome, prompt_id: str) -> str | None:
+        """The prompt's line in the suite file at this run's commit."""
+        return suite_line_url(
+            self.server_url, self.repository, self.sha, pair.suite_file,
+            pair.prompt_lines.get(prompt_id),
+        )  # fmt: skip
+
+    @property
+    def usage_findings(self) -> list[UsageFinding]:
+        return [f for p in self.pairs for f in p.usage_findings]
 
     @property
     def severity(self) -> DriftSeverity:

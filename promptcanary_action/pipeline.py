@@ -19,8 +19,9 @@ from promptcanary.core.gate import untrustworthy
 from promptcanary.core.models import BaselineSnapshot, DriftSeverity
 from promptcanary.core.runner import run_suite
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
-from promptcanary.core.usage import UsageLimits
+from promptcanary.core.usage import CostLookup, UsageLimits
 from promptcanary.providers.base import BaseLLMProvider
+from promptcanary.providers.litellm import cost_usd
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
 from promptcanary_action.baselines.base import BaselineBackend as Backend
@@ -131,6 +132,21 @@ def _load_baseline(backend: Backend, suite: str, model: str, activity: Activity)
         return _FoundBaseline(error=str(exc))
 
 
+def _history(
+    backend: Backend, suite: str, model: str, activity: Activity, keep: int
+) -> list[dict[str, Any]]:
+    """The pair's newest promoted baselines, read before this run may add itself to them.
+
+    History only draws the trend: a store that cannot give it means no chart, never a failure.
+    """
+    if not activity.compare:
+        return []
+    try:
+        return backend.history(suite, model)[-keep:]
+    except (BaselineFileError, BaselineStoreError, OSError):
+        return []
+
+
 def _promote(
     evaluation: Evaluation, loaded: _FoundBaseline, activity: Activity, backend: Backend, sha: str
 ) -> tuple[BaselineStatus, str | None, str | None]:
@@ -165,16 +181,23 @@ async def run_pair(
     provider_factory: ProviderFactory,
     backend: Backend,
     now: Callable[[], datetime],
+    cost: CostLookup | None = cost_usd,
 ) -> PairOutcome:
-    """Run one suite on one model, evaluate it against its baseline, promote per the outcome."""
+    """Run one suite on one model, evaluate it against its baseline, promote per the outcome.
+
+    ``cost`` prices answers for the cost figures and the ``max-cost-increase`` gate (by default
+    from LiteLLM's bundled cost map: local and deterministic, so not an I/O parameter).
+    """
     suite = loaded.suite
     provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
     # Baselines are keyed by the model that answered: a replay of a recording made with
     # openai/gpt-4o-mini compares with (and may become) that model's baseline.
     model_id = provider.config.model_id
     found = _load_baseline(backend, suite.name, model_id, activity)
+    history = _history(backend, suite.name, model_id, activity, settings.trend_points)
     run = await run_suite(suite, provider, run_options(settings, sha=sha, ref=ref))
-    evaluation = evaluate(found.baseline, run, suite, policy_for(settings, activity), now=now())
+    policy = policy_for(settings, activity)
+    evaluation = evaluate(found.baseline, run, suite, policy, now=now(), cost=cost)
     status, location, save_note = _promote(evaluation, found, activity, backend, sha)
     notes = [*evaluation.notes, *([save_note] if save_note else [])]
     baseline = evaluation.baseline
@@ -191,12 +214,16 @@ async def run_pair(
         notes=notes,
         prompt_lines=dict(suite.prompt_lines),
         probe_lines=suite.probe_lines,
+        usage=evaluation.usage,
+        usage_findings=list(evaluation.usage_findings),
+        history=history,
     )
 
 
 def gate_failed(pairs: Sequence[PairOutcome], fail_on: str) -> bool:
     """The merge gate of ``fail-on`` over every pair: one failing pair fails the step."""
-    return any(run_gate_failed(p.drift, p.run, fail_on) for p in pairs)
+    # A tripped usage gate fails the step whatever fail-on says: each gate is opted into alone.
+    return any(run_gate_failed(p.drift, p.run, fail_on) or p.usage_findings for p in pairs)
 
 
 def untrustworthy_pairs(pairs: Sequence[PairOutcome], max_error_rate: float) -> list[PairOutcome]:
@@ -219,6 +246,10 @@ def verdict(pairs: Sequence[PairOutcome], failed: bool, untrusted: bool) -> str:
             f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
             f"(severity {worst.value})"
         )
+    findings = [f for p in pairs for f in p.usage_findings]
+    if findings:
+        gates = ", ".join(dict.fromkeys(f.gate for f in findings))
+        return f"❌ Usage above its limit ({gates}) in {len(findings)} measurement(s)"
     if failed:
         return "❌ Probes failed (fail-on: failure)"
     compared = sum(1 for p in pairs if p.drift is not None)
@@ -240,5 +271,8 @@ def build_outcome(
         verdict=verdict(pairs, failed, untrusted),
         warnings=warnings,
         comment_id=settings.comment_id,
+        repository=settings.github.repository,
+        server_url=settings.github.server_url,
+        trend_points=settings.trend_points,
         **context,
     )
