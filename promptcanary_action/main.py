@@ -122,9 +122,7 @@ def action(
     activity = decide(ctx, settings)
     for note in (*ctx.warnings, *activity.notes):
         workflow.notice(note)
-    import_probe_modules(
-        settings.probe_modules, base_dir=base_dir, label="input 'probe-modules'"
-    )
+    import_probe_modules(settings.probe_modules, base_dir=base_dir, label="input 'probe-modules'")
     suites = load_suites(settings, base_dir)
     if prewarm is not None and _needs_litellm(suites, settings):
         prewarm()  # overlap LiteLLM's slow import with baseline loading

@@ -240,16 +240,18 @@ def verdict(pairs: Sequence[PairOutcome], failed: bool, untrusted: bool) -> str:
             f"⚠️ Untrustworthy run: {errors} response(s) errored, above max-error-rate; "
             "the results cannot gate the merge"
         )
+    findings = [f for p in pairs for f in p.usage_findings]
+    usage = ""
+    if findings:
+        usage = f"usage above its limit ({', '.join(dict.fromkeys(f.gate for f in findings))})"
     if regressions:
         icon = "❌" if failed else "⚠️"
         return (
             f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
-            f"(severity {worst.value})"
+            f"(severity {worst.value})" + (f"; {usage}" if usage else "")
         )
-    findings = [f for p in pairs for f in p.usage_findings]
-    if findings:
-        gates = ", ".join(dict.fromkeys(f.gate for f in findings))
-        return f"❌ Usage above its limit ({gates}) in {len(findings)} measurement(s)"
+    if usage:
+        return f"❌ No regression, but {usage}"
     if failed:
         return "❌ Probes failed (fail-on: failure)"
     compared = sum(1 for p in pairs if p.drift is not None)

@@ -179,9 +179,7 @@ def _member_for(archive: zipfile.ZipFile, suite_name: str, model_id: str) -> str
     return singles[0] if len(singles) == 1 and len(names) == 1 else None
 
 
-def _history_beside(
-    archive: zipfile.ZipFile, member: str, suite_name: str, model_id: str
-) -> str:
+def _history_beside(archive: zipfile.ZipFile, member: str, suite_name: str, model_id: str) -> str:
     """The history next to ``member`` in the archive; "" when there is none or it is unreadable
     (history is informational: it never fails a run)."""
     wanted = member[: -len(BASELINE_FILE)] + history_file(suite_name, model_id).rsplit("/", 1)[1]

@@ -67,6 +67,11 @@ DESIGN_OUTPUTS = {
     "comment-file",
     "comment-url",
     "check-run-url",
+    "latency-p95-ms",
+    "prompt-tokens",
+    "completion-tokens",
+    "cost-usd",
+    "usage-findings",
     "summary",
 }
 EXPRESSION = re.compile(r"\$\{\{.*\}\}")
