@@ -20,7 +20,7 @@ from promptcanary.core.models import severity_explanation
 from promptcanary.core.report import FILTERS, Trusted, template_environment
 from promptcanary.core.usage import Metric, MetricChange, format_metric, format_usd
 from promptcanary_action.outcome import PairOutcome, StepOutcome
-from promptcanary_action.trend import Trend, mermaid_chart, sparkline
+from promptcanary_action.trend import Trend, colour_name, mermaid_chart, sparkline
 
 COMMENT_LIMIT = 65_536
 CHECK_LIMIT = 65_535
@@ -186,6 +186,7 @@ def _insights(outcome: StepOutcome) -> dict[str, Callable[..., Trusted] | str]:
     return {
         "mermaid": lambda trend: Trusted(mermaid_chart(trend) if isinstance(trend, Trend) else ""),
         "spark": lambda values: Trusted(sparkline(values)),
+        "colour": lambda index: Trusted(colour_name(index)),
         "metric": metric,
         "change": _change,
         "usd": lambda value: Trusted(escape_md(format_usd(value))),

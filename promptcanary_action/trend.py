@@ -31,6 +31,27 @@ _LABEL_LIMIT = 40
 _UNSAFE_LABEL = re.compile(r"[^A-Za-z0-9 ._:/@+=()\[\]-]")
 
 
+LINE_COLOURS = (
+    ("blue", "#0969da"),
+    ("orange", "#bc4c00"),
+    ("green", "#1a7f37"),
+    ("purple", "#8250df"),
+    ("red", "#cf222e"),
+    ("grey", "#59636e"),
+)
+"""Line colours in order (Mermaid's default palette starts with a pale one); the legend names
+them, since GitHub's Mermaid draws no legend for line charts."""
+_INIT = (
+    '%%{init: {"xyChart": {"height": 320}, "themeVariables": {"xyChart": '
+    '{"plotColorPalette": "' + ", ".join(code for _, code in LINE_COLOURS) + '"}}}}%%'
+)
+
+
+def colour_name(index: int) -> str:
+    """The name of the colour of the ``index``-th line (the palette repeats)."""
+    return LINE_COLOURS[index % len(LINE_COLOURS)][0]
+
+
 @dataclass(frozen=True)
 class Trend:
     suite_name: str
@@ -135,6 +156,7 @@ def mermaid_chart(trend: Trend) -> str:
     bottom, top = _axis_range(values)
     lines = [
         "```mermaid",
+        _INIT,
         "xychart-beta",
         f"    title {mermaid_label('Score trend: ' + trend.suite_name)}",
         f"    x-axis [{', '.join(mermaid_label(label) for label in trend.labels)}]",

@@ -76,7 +76,7 @@ def test_five_promotions_on_the_branch_store_draw_six_points_per_model(
     assert result.returncode == 0, result.log
     body = comment_body(harness)
     (chart,) = mermaid_blocks(body)
-    assert chart.startswith("xychart-beta\n")
+    assert "\nxychart-beta\n" in chart
     lines = dict(LINE_RE.findall(chart))
     assert set(lines) == {MODEL, "openai/fake__v2_"}  # ';' and '"' cannot break the chart
     assert all(len(data.split(",")) == 6 for data in lines.values())

@@ -53,7 +53,8 @@ def test_five_promotions_and_the_current_run_are_six_points_per_model() -> None:
     assert len(trend.labels) == 6 and trend.labels[-1] == CURRENT_LABEL
     assert trend.labels[0] == "0000000"
     chart = mermaid_chart(trend)
-    assert chart.startswith("```mermaid\nxychart-beta\n") and chart.endswith("\n```")
+    assert chart.startswith("```mermaid\n%%{init:") and "\nxychart-beta\n" in chart
+    assert chart.endswith("\n```")
     lines = chart_lines(chart)
     assert lines == {
         "openai/gpt-4o": [90.0, 92.0, 95.0, 90.0, 85.0, 80.0],
@@ -88,8 +89,9 @@ def test_hostile_model_ids_and_suite_names_cannot_break_the_chart() -> None:
 
     assert trend is not None
     chart = mermaid_chart(trend)
-    body = chart.splitlines()[1:-1]
+    init, *body = chart.splitlines()[1:-1]
     # Every statement is on its own line; quotes are balanced; the only line is ours.
+    assert init.startswith("%%{init:") and init.endswith("}%%")
     assert [line.split()[0] for line in body] == [
         "xychart-beta",
         "title",
@@ -98,7 +100,7 @@ def test_hostile_model_ids_and_suite_names_cannot_break_the_chart() -> None:
         "line",
     ]
     assert all(line.count('"') % 2 == 0 for line in body)
-    assert not any(ch in chart.replace("```", "") for ch in (";", "%", "#", "`"))
+    assert not any(ch in "\n".join(body) for ch in (";", "%", "#", "`"))
     assert list(chart_lines(chart).values()) == [[50.0, 60.0, 70.0]]
 
 
