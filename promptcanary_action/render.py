@@ -154,7 +154,7 @@ def _fit(
 def _change(
     change: MetricChange | None, full: bool = False, cost_before: float | None = None
 ) -> Trusted:
-    """``(+35%)``; in full, with the baseline value and the interval when there is one.
+    """`` (+35%)``; in full, with the baseline value and the interval when there is one.
 
     The cost column shows the run's total, so its "was" is the baseline run's (``cost_before``).
     """
@@ -171,7 +171,7 @@ def _change(
         if change.interval_pct is not None:
             low, high = change.interval_pct
             text += f", CI {low:+.0f}% to {high:+.0f}%"
-    return Trusted(f"({escape_md(text)})")
+    return Trusted(f" ({escape_md(text)})")  # leading space: nothing at all when unknown
 
 
 def _insights(outcome: StepOutcome) -> dict[str, Callable[..., Trusted] | str]:
