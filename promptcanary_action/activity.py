@@ -1,6 +1,8 @@
-"""Pure: (event context, settings) → what this run does (DESIGN §4, "What each event does").
+"""Pure: (event context, settings) → what this step does; ``main`` dispatches on the answer.
 
-Decisions that the table leaves open, and why:
+Two activities: :class:`PostComment` (``mode: post-comment``, the trusted half of a fork's
+pull request) and :class:`Activity` (run the suites), whose fields say what the event allows.
+The rules, and why:
 
 - Pull requests, ``pull_request_target`` and merge groups read the baseline of their **base**
   branch and never write one: a PR's own run must not become the reference it is judged by, and
@@ -13,9 +15,8 @@ Decisions that the table leaves open, and why:
   can only ever touch that branch's baseline.
 - Other events (``release``, ``workflow_run`` in ``run`` mode, ...) compare with the default
   branch's baseline and never promote or comment.
-- ``issue-on-drift`` applies to schedule, dispatch and push on the default branch (the event list
-  of DESIGN §4; the input table names only the first two). A dispatch on a side branch opens no
-  issue: its drift may come from the branch's own changes.
+- ``issue-on-drift`` applies to schedule, dispatch and push on the default branch. A dispatch on
+  a side branch opens no issue: its drift may come from the branch's own changes.
 """
 
 from __future__ import annotations
@@ -32,11 +33,20 @@ BASELINE_EVENTS = frozenset({"push", "schedule", "workflow_dispatch"})
 
 
 @dataclass(frozen=True)
+class PostComment:
+    """``mode: post-comment``: post the comment a fork's run left in the report folder."""
+
+    expected_head: str | None
+    """The commit the pull request must be at (the head of the workflow run that produced the
+    report); None when the event does not say."""
+
+
+@dataclass(frozen=True)
 class Activity:
-    """What this step does; main() follows it without re-deciding."""
+    """Run the suites; main() follows these fields without re-deciding."""
 
     compare: bool
-    """Read a baseline and compare with it (False for ``baseline: none`` or post-comment mode)."""
+    """Read a baseline and compare with it (False for ``baseline: none``)."""
     comment: bool
     """Post or update the pull-request comment (PR events with a known number only)."""
     check_run: bool
@@ -52,47 +62,14 @@ class Activity:
     """Why something the user may expect does not happen (for the log and the reports)."""
 
 
-def decide(ctx: EventContext, settings: Settings) -> Activity:
+def decide(ctx: EventContext, settings: Settings) -> Activity | PostComment:
     if settings.mode == "post-comment":
-        return Activity(
-            compare=False,
-            comment=settings.comment != "off",
-            check_run=False,
-            baseline_ref="",
-            may_create_baseline=False,
-            promotion="never",
-            issue_on_drift=False,
-            is_pull_request=ctx.is_pull_request,
-        )
+        workflow_run = ctx.event_name == "workflow_run"
+        return PostComment(expected_head=ctx.head_sha if workflow_run else None)
 
     notes: list[str] = []
     pr_like = ctx.is_pull_request or ctx.is_merge_group
-    promotion: Promotion = "never"
-    if pr_like:
-        baseline_ref = ctx.base_ref or ctx.default_branch or ""
-        if settings.update_baseline == "always":
-            notes.append(
-                "update-baseline: always does not apply to pull requests and merge groups:"
-                " their runs never become the base branch's baseline"
-            )
-    elif ctx.event_name in BASELINE_EVENTS:
-        on_own_baseline = ctx.ref_name is not None and (
-            ctx.default_branch is None or ctx.ref_name == ctx.default_branch
-        )
-        if on_own_baseline:
-            baseline_ref = ctx.ref_name or ""
-            promotion = _promotion(settings)
-        else:
-            baseline_ref = ctx.default_branch or ""
-            if settings.update_baseline != "never":
-                where = f"branch '{ctx.ref_name}'" if ctx.ref_name else "this ref"
-                notes.append(
-                    f"the baseline is not updated from {where}: only runs on the default"
-                    f" branch '{ctx.default_branch}' update it"
-                )
-    else:
-        baseline_ref = ctx.default_branch or ctx.ref_name or ""
-
+    baseline_ref, promotion = _baseline_ref(ctx, settings, notes)
     compare = settings.baseline != "none" and baseline_ref != ""
     if settings.baseline != "none" and not baseline_ref:
         notes.append("cannot tell which branch's baseline to compare with: not comparing")
@@ -112,6 +89,33 @@ def decide(ctx: EventContext, settings: Settings) -> Activity:
         is_pull_request=ctx.is_pull_request,
         notes=tuple(notes),
     )
+
+
+def _baseline_ref(
+    ctx: EventContext, settings: Settings, notes: list[str]
+) -> tuple[str, Promotion]:
+    """The branch whose baseline this run reads, and whether it may promote (notes: why not)."""
+    if ctx.is_pull_request or ctx.is_merge_group:
+        if settings.update_baseline == "always":
+            notes.append(
+                "update-baseline: always does not apply to pull requests and merge groups:"
+                " their runs never become the base branch's baseline"
+            )
+        return ctx.base_ref or ctx.default_branch or "", "never"
+    if ctx.event_name not in BASELINE_EVENTS:
+        return ctx.default_branch or ctx.ref_name or "", "never"
+    on_own_baseline = ctx.ref_name is not None and (
+        ctx.default_branch is None or ctx.ref_name == ctx.default_branch
+    )
+    if on_own_baseline:
+        return ctx.ref_name or "", _promotion(settings)
+    if settings.update_baseline != "never":
+        where = f"branch '{ctx.ref_name}'" if ctx.ref_name else "this ref"
+        notes.append(
+            f"the baseline is not updated from {where}: only runs on the default"
+            f" branch '{ctx.default_branch}' update it"
+        )
+    return ctx.default_branch or "", "never"
 
 
 def _promotion(settings: Settings) -> Promotion:

@@ -13,13 +13,11 @@ from typing import Literal
 
 from promptcanary.core.markdown import escape_plain, truncate
 from promptcanary.core.models import ErroredResult, ProbeComparison
+from promptcanary_action.limits import ANNOTATION_TEXT_CHARS, CHECK_TITLE_CHARS
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 
-TITLE_LIMIT = 255
-MESSAGE_LIMIT = 64 * 1024 - 1
-"""GitHub caps ``message`` and ``raw_details`` at 64 KB (bytes; we count characters ≤ 4 bytes
-each, and cut well before that with the per-field limits below)."""
 DETAILS_LIMIT = 2_000
+"""Probe details quoted in a message: well under GitHub's 64 KB, which counts bytes."""
 
 Level = Literal["notice", "warning", "failure"]
 
@@ -73,9 +71,9 @@ def _make(
         start_line=line,
         end_line=line,
         annotation_level=level,
-        title=_clean(title, TITLE_LIMIT),
-        message=_fit(_clean(message, MESSAGE_LIMIT), MESSAGE_LIMIT),
-        raw_details=_fit(_clean(details, MESSAGE_LIMIT), MESSAGE_LIMIT),
+        title=_clean(title, CHECK_TITLE_CHARS),
+        message=_fit(_clean(message, ANNOTATION_TEXT_CHARS), ANNOTATION_TEXT_CHARS),
+        raw_details=_fit(_clean(details, ANNOTATION_TEXT_CHARS), ANNOTATION_TEXT_CHARS),
     )
 
 

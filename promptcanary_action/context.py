@@ -107,6 +107,11 @@ class EventContext:
         return self.event_name in PULL_REQUEST_EVENTS
 
     @property
+    def commit_sha(self) -> str:
+        """The commit this run's results are about: ``head_sha``, else ``sha`` ("" outside CI)."""
+        return self.head_sha or self.sha
+
+    @property
     def is_default_branch(self) -> bool:
         return self.ref_name is not None and self.ref_name == self.default_branch
 

@@ -16,24 +16,29 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import github
 import requests
 from github import Auth, GithubException
 
+from promptcanary.core.http_headers import parse_retry_after
 from promptcanary_action.github_errors import (
-    AnnotationLike,
-    ArtifactInfo,
     GitHubError,
     GitHubNotFoundError,
     GitHubPermissionError,
     GitHubRateLimitError,
 )
+from promptcanary_action.github_port import AnnotationLike, ArtifactInfo, CommentMode
+from promptcanary_action.limits import (
+    ANNOTATION_TEXT_CHARS,
+    ANNOTATIONS_PER_REQUEST,
+    CHECK_OUTPUT_CHARS,
+    CHECK_TITLE_CHARS,
+    COMMENT_CHARS,
+)
 
 __all__ = [
-    "AnnotationLike",
-    "ArtifactInfo",
     "GitHubClient",
     "GitHubError",
     "GitHubNotFoundError",
@@ -43,11 +48,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-MAX_COMMENT_CHARS = 65_536
-MAX_OUTPUT_CHARS = 65_535
-ANNOTATIONS_PER_REQUEST = 50
-MAX_ANNOTATION_TITLE = 255
-MAX_ANNOTATION_TEXT = 65_535
 SECONDARY_RATE_WAIT = 60.0  # GitHub: without Retry-After, wait at least a minute
 API_VERSION = "2022-11-28"
 ISSUE_LABEL = "promptcanary"
@@ -102,7 +102,7 @@ class _HttpFailure(Exception):
 
 
 class GitHubClient:
-    """Comments, check runs, issues and artifacts of one repository, with one retry policy."""
+    """The :class:`~promptcanary_action.github_port.GitHubPort` over GitHub's REST API."""
 
     def __init__(
         self,
@@ -167,10 +167,10 @@ class GitHubClient:
 
     # -- sticky PR comment ---------------------------------------------------------------------
     def upsert_comment(
-        self, pr_number: int, body: str, marker: str, *, mode: Literal["update", "new"] = "update"
+        self, pr_number: int, body: str, marker: str, *, mode: CommentMode = "update"
     ) -> str:
         """Edit the action's comment carrying `marker` (or create it); returns its html_url."""
-        body = _with_marker(body, marker, MAX_COMMENT_CHARS)
+        body = _with_marker(body, marker, COMMENT_CHARS)
         target = f"pull request #{pr_number} in {self.repository}"
         issue = self._repo.get_issue(pr_number)
         if mode == "update":
@@ -214,11 +214,11 @@ class GitHubClient:
         op = _Op("update the check run", "checks: write", f"check run {check_run_id}")
         run = self._repo.get_check_run(check_run_id)  # lazy: no GET, just its URL
         output: dict[str, Any] = {
-            "title": _cap(title, MAX_ANNOTATION_TITLE),
-            "summary": _cap(summary, MAX_OUTPUT_CHARS),
+            "title": _cap(title, CHECK_TITLE_CHARS),
+            "summary": _cap(summary, CHECK_OUTPUT_CHARS),
         }
         if text:
-            output["text"] = _cap(text, MAX_OUTPUT_CHARS)
+            output["text"] = _cap(text, CHECK_OUTPUT_CHARS)
         batches = _batches([_annotation_json(a) for a in annotations], ANNOTATIONS_PER_REQUEST)
         for batch in batches[:-1]:
             self._call(op, _bound(run.edit, output={**output, "annotations": batch}))
@@ -239,7 +239,7 @@ class GitHubClient:
     # -- drift issues --------------------------------------------------------------------------
     def upsert_drift_issue(self, marker: str, title: str, body: str) -> str:
         """Update the open issue carrying `marker`, or open one; returns its html_url."""
-        body = _with_marker(body, marker, MAX_COMMENT_CHARS)
+        body = _with_marker(body, marker, COMMENT_CHARS)
         issue = self._find_drift_issue(marker)
         target = f"the drift issue in {self.repository}"
         if issue is not None:
@@ -335,7 +335,9 @@ class GitHubClient:
 
     def _retry_delay(self, failure: _Failure, attempt: int) -> float | None:
         """Seconds to wait before retrying, None when retrying cannot help."""
-        retry_after = _seconds(failure.header("retry-after"))
+        retry_after = parse_retry_after(
+            failure.header("retry-after"), clock=lambda: self._clock().timestamp()
+        )
         if failure.is_primary_rate_limit:
             return None  # resets within the hour; waiting that long in CI helps nobody
         if failure.is_secondary_rate_limit:
@@ -350,7 +352,7 @@ class GitHubClient:
         said = self._redact(failure.message)
         status = failure.status
         if failure.is_primary_rate_limit:
-            reset = _seconds(failure.header("x-ratelimit-reset"))
+            reset = _epoch_seconds(failure.header("x-ratelimit-reset"))
             when = (
                 datetime.fromtimestamp(reset, UTC).strftime(" until %H:%M UTC")
                 if reset is not None
@@ -461,12 +463,12 @@ def _annotation_json(a: AnnotationLike) -> dict[str, Any]:
         "start_line": start,
         "end_line": max(int(a.end_line), start),
         "annotation_level": a.annotation_level,
-        "message": _cap(a.message or "(no message)", MAX_ANNOTATION_TEXT),
+        "message": _cap(a.message or "(no message)", ANNOTATION_TEXT_CHARS),
     }
     if a.title:
-        data["title"] = _cap(a.title, MAX_ANNOTATION_TITLE)
+        data["title"] = _cap(a.title, CHECK_TITLE_CHARS)
     if a.raw_details:
-        data["raw_details"] = _cap(a.raw_details, MAX_ANNOTATION_TEXT)
+        data["raw_details"] = _cap(a.raw_details, ANNOTATION_TEXT_CHARS)
     return data
 
 
@@ -482,7 +484,8 @@ def _artifact_info(artifact: Any) -> ArtifactInfo:
     )
 
 
-def _seconds(value: str | None) -> float | None:
+def _epoch_seconds(value: str | None) -> float | None:
+    """``X-RateLimit-Reset``: the Unix time the limit resets; None if absent or unreadable."""
     try:
         return float(value) if value is not None else None
     except ValueError:

@@ -1,14 +1,10 @@
-"""GitHub's answers as the action understands them: domain errors and plain data.
+"""GitHub's failures as the action understands them: domain errors whose messages say the fix.
 
 No PyGithub here: code that only handles GitHub failures (publishing, baselines) imports this
 module, and PyGithub is loaded only when a client is built (:mod:`promptcanary_action.github`).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Protocol
 
 FORK_HINT = (
     " On a pull request from a fork the token is read-only whatever the workflow asks for: the "
@@ -52,32 +48,3 @@ class GitHubNotFoundError(GitHubError):
 
 class GitHubRateLimitError(GitHubError):
     """The API rate limit is exhausted, or GitHub asked us to wait longer than we are willing to."""
-
-
-class AnnotationLike(Protocol):
-    """What a check-run annotation needs (`promptcanary_action.annotations.Annotation` fits)."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def start_line(self) -> int: ...
-    @property
-    def end_line(self) -> int: ...
-    @property
-    def annotation_level(self) -> str: ...
-    @property
-    def title(self) -> str | None: ...
-    @property
-    def message(self) -> str: ...
-    @property
-    def raw_details(self) -> str | None: ...
-
-
-@dataclass(frozen=True)
-class ArtifactInfo:
-    id: int
-    name: str
-    expired: bool
-    created_at: datetime | None
-    head_branch: str | None
-    workflow_run_id: int | None

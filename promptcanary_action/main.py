@@ -1,9 +1,10 @@
 """The action's entry point: build the real objects, run the step, map failures to exit codes.
 
 ``main()`` is the only place that reads the process environment and builds real I/O objects
-(GitHub client, baseline backend, providers); ``action()`` receives them, so tests can run the
-whole step against local servers. Exit codes (DESIGN §4): 0 gate passed, 1 gate failed,
-2 configuration or usage error, 3 untrustworthy run.
+(GitHub client, baseline backend, providers, clock); ``action()`` receives them as
+:class:`Effects`, so tests run the whole step in-process with fakes, and decides the exit code:
+0 gate passed, 1 gate failed, 2 configuration or usage error, 3 untrustworthy run
+(:class:`promptcanary_action.outcome.ExitCode`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -24,18 +26,18 @@ from promptcanary.providers.factory import REPLAY_PREFIX, make_provider
 from promptcanary.providers.replay import ReplayFileError
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action import publish
-from promptcanary_action.activity import Activity, decide
+from promptcanary_action.activity import Activity, PostComment, decide
 from promptcanary_action.context import EventContext
-from promptcanary_action.outcome import PairOutcome, StepOutcome
+from promptcanary_action.github_port import GitHubPort
+from promptcanary_action.outcome import ExitCode, PairOutcome, StepOutcome, build_outcome
+from promptcanary_action.paths import workspace_relative
 from promptcanary_action.pipeline import (
     Backend,
     LoadedSuite,
     ProviderFactory,
     UsageError,
-    build_outcome,
     find_suite_files,
     models_for,
-    repo_relative,
     run_pair,
 )
 from promptcanary_action.render import comment_marker, render_comment, render_summary
@@ -43,11 +45,45 @@ from promptcanary_action.report_dir import set_outputs, write_reports
 from promptcanary_action.settings import InputError, Settings
 from promptcanary_action.workflow import Workflow
 
-EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_UNTRUSTED = 0, 1, 2, 3
-
 
 def _provider_factory(model: str, params: dict[str, Any], base_dir: Path) -> BaseLLMProvider:
     return make_provider(model, params, base_dir=base_dir)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Effects:
+    """Every I/O object the step uses: ``main()`` builds the real ones, tests pass fakes."""
+
+    workflow: Workflow
+    """Workflow commands, step outputs and the job summary."""
+    github: Callable[[Settings], GitHubPort | None]
+    """The GitHub port for these settings; None without a token or repository."""
+    backend: Callable[[Settings, GitHubPort | None, Path], Backend]
+    """The baseline store for ``(settings, github, working directory)``."""
+    provider: ProviderFactory = _provider_factory
+    now: Callable[[], datetime] = _utc_now
+    prewarm: Callable[[], object] | None = None
+    """Starts LiteLLM's slow import in the background, when a model needs it."""
+
+
+@dataclass(frozen=True)
+class _Step:
+    """What one run-mode step knows once it has decided what to do."""
+
+    settings: Settings
+    ctx: EventContext
+    activity: Activity
+    github: GitHubPort | None
+    base_dir: Path
+    """The working directory: suite globs, ``baseline-path`` and ``report-dir`` are under it."""
+
+    @property
+    def report_dir(self) -> Path:
+        return self.base_dir / self.settings.report_dir
 
 
 def load_suites(settings: Settings, base_dir: Path) -> list[LoadedSuite]:
@@ -63,7 +99,7 @@ def load_suites(settings: Settings, base_dir: Path) -> list[LoadedSuite]:
                 "give each suite file its own `name:`"
             )
         names[suite.name] = path
-        suites.append(LoadedSuite(suite, path, repo_relative(path, workspace)))
+        suites.append(LoadedSuite(suite, path, workspace_relative(path, workspace)))
     return suites
 
 
@@ -72,144 +108,136 @@ def _needs_litellm(suites: list[LoadedSuite], settings: Settings) -> bool:
     return any(not m.startswith(REPLAY_PREFIX) for m in models)
 
 
+def action(environ: Mapping[str, str], effects: Effects) -> int:
+    """Run the step for the inputs and ``GITHUB_*`` variables in ``environ``; the exit code.
+
+    Our own errors become an error annotation and exit 2 (or 3 for missing credentials) here;
+    anything else is a bug and propagates.
+    """
+    workflow = effects.workflow
+    try:
+        return _step(Settings.from_environ(environ), effects)
+    except (
+        InputError,
+        SuiteConfigError,
+        ProbeModuleError,
+        UsageError,
+        publish.PostCommentError,
+    ) as exc:
+        workflow.error(str(exc), title="PromptCanary: configuration error")
+        return ExitCode.USAGE
+    except ReplayFileError as exc:
+        workflow.error(str(exc), title="PromptCanary: unreadable recording")
+        return ExitCode.USAGE
+    except BaselineFileError as exc:
+        workflow.error(str(exc), title="PromptCanary: unreadable baseline")
+        return ExitCode.USAGE
+    except MissingCredentialsError as exc:
+        workflow.error(str(exc), title="PromptCanary: missing credentials")
+        return ExitCode.UNTRUSTWORTHY
+
+
+def _step(settings: Settings, effects: Effects) -> int:
+    """Decide what this event asks for, and do it: the one place activities are dispatched."""
+    ctx = EventContext.from_env(settings.github)
+    base_dir = (settings.github.workspace or Path.cwd()) / settings.working_directory
+    github = effects.github(settings)
+    activity = decide(ctx, settings)
+    if isinstance(activity, PostComment):
+        report_dir = base_dir / settings.report_dir
+        return publish.post_comment_file(settings, activity, github, effects.workflow, report_dir)
+    return _run(_Step(settings, ctx, activity, github, base_dir), effects)
+
+
+def _run(step: _Step, effects: Effects) -> int:
+    settings, workflow = step.settings, effects.workflow
+    for note in (*step.ctx.warnings, *step.activity.notes):
+        workflow.notice(note)
+    import_probe_modules(
+        settings.probe_modules, base_dir=step.base_dir, label="input 'probe-modules'"
+    )
+    suites = load_suites(settings, step.base_dir)
+    if effects.prewarm is not None and _needs_litellm(suites, settings):
+        effects.prewarm()  # overlap LiteLLM's slow import with baseline loading
+
+    check_run = publish.start_check_run(settings, step.activity, step.ctx, step.github, workflow)
+    try:
+        return _run_and_report(step, suites, check_run, effects)
+    except Exception as exc:
+        # Whatever stops the step (a missing key, a usage error, a bug), action() or main()
+        # reports it; the check run must not stay "in progress" on the pull request.
+        publish.abandon_check_run(
+            check_run, str(exc), ctx=step.ctx, github=step.github, workflow=workflow
+        )
+        raise
+
+
+def _run_and_report(
+    step: _Step, suites: list[LoadedSuite], check_run: int | None, effects: Effects
+) -> int:
+    """Run every pair, write the reports and outputs, publish; returns the exit code."""
+    settings, ctx, workflow = step.settings, step.ctx, effects.workflow
+    backend = effects.backend(settings, step.github, step.base_dir)
+    pairs = asyncio.run(_run_all(step, suites, backend, effects))
+    outcome = build_outcome(
+        pairs,
+        settings,
+        warnings=[*ctx.warnings, *step.activity.notes],
+        event_name=ctx.event_name,
+        pr_number=ctx.pr_number,
+        sha=ctx.commit_sha,
+        run_url=settings.github.run_url,
+        report_files=[settings.report_dir],
+    )
+    # Results first, to disk and outputs; only then the network, which may fail.
+    comment = _write_results(outcome, step, workflow)
+    publish.publish(
+        outcome,
+        settings=settings,
+        activity=step.activity,
+        ctx=ctx,
+        github=step.github,
+        workflow=workflow,
+        comment=comment,
+        check_run=check_run,
+    )
+    for failure in outcome.failures:
+        workflow.error(failure.message, title=failure.title)
+    return outcome.exit_code
+
+
 async def _run_all(
-    suites: list[LoadedSuite],
-    settings: Settings,
-    activity: Activity,
-    ctx: EventContext,
-    provider_factory: ProviderFactory,
-    backend: Backend,
-    now: Callable[[], datetime],
-    workflow: Workflow,
+    step: _Step, suites: list[LoadedSuite], backend: Backend, effects: Effects
 ) -> list[PairOutcome]:
     pairs: list[PairOutcome] = []
     for loaded in suites:
-        for spec in models_for(loaded, settings):
-            with workflow.group(f"PromptCanary: {loaded.repo_path} on {spec.model}"):
+        for spec in models_for(loaded, step.settings):
+            with effects.workflow.group(f"PromptCanary: {loaded.repo_path} on {spec.model}"):
                 pairs.append(
                     await run_pair(
                         loaded,
                         spec,
-                        settings=settings,
-                        activity=activity,
-                        sha=ctx.head_sha or ctx.sha,
-                        ref=activity.baseline_ref,
-                        provider_factory=provider_factory,
+                        settings=step.settings,
+                        activity=step.activity,
+                        sha=step.ctx.commit_sha,
+                        ref=step.activity.baseline_ref,
+                        provider_factory=effects.provider,
                         backend=backend,
-                        now=now,
+                        now=effects.now,
                     )
                 )
     return pairs
 
 
-def action(
-    settings: Settings,
-    *,
-    workflow: Workflow,
-    github: publish.GitHubPort | None,
-    backend_factory: Callable[[Settings, publish.GitHubPort | None, Path], Backend],
-    provider_factory: ProviderFactory = _provider_factory,
-    now: Callable[[], datetime] = lambda: datetime.now(UTC),
-    prewarm: Callable[[], object] | None = None,
-) -> int:
-    """Run the step with the given I/O objects; returns the exit code."""
-    ctx = EventContext.from_env(settings.github)
-    base_dir = (settings.github.workspace or Path.cwd()) / settings.working_directory
-    report_dir = base_dir / settings.report_dir
-    if settings.mode == "post-comment":
-        return publish.post_comment_file(settings, ctx, github, workflow, report_dir)
-
-    activity = decide(ctx, settings)
-    for note in (*ctx.warnings, *activity.notes):
-        workflow.notice(note)
-    import_probe_modules(settings.probe_modules, base_dir=base_dir, label="input 'probe-modules'")
-    suites = load_suites(settings, base_dir)
-    if prewarm is not None and _needs_litellm(suites, settings):
-        prewarm()  # overlap LiteLLM's slow import with baseline loading
-
-    check_run = publish.start_check_run(settings, activity, ctx, github, workflow)
-    try:
-        return _run_and_report(
-            settings,
-            activity,
-            ctx,
-            suites,
-            base_dir,
-            report_dir,
-            github=github,
-            workflow=workflow,
-            check_run=check_run,
-            backend_factory=backend_factory,
-            provider_factory=provider_factory,
-            now=now,
-        )
-    except Exception as exc:
-        # Whatever stops the step (a missing key, a usage error, a bug), main() reports it; the
-        # check run must not stay "in progress" on the pull request. Re-raised unchanged.
-        publish.abandon_check_run(check_run, str(exc), ctx=ctx, github=github, workflow=workflow)
-        raise
-
-
-def _run_and_report(
-    settings: Settings,
-    activity: Activity,
-    ctx: EventContext,
-    suites: list[LoadedSuite],
-    base_dir: Path,
-    report_dir: Path,
-    *,
-    github: publish.GitHubPort | None,
-    workflow: Workflow,
-    check_run: int | None,
-    backend_factory: Callable[[Settings, publish.GitHubPort | None, Path], Backend],
-    provider_factory: ProviderFactory,
-    now: Callable[[], datetime],
-) -> int:
-    """Run every pair, write the reports and outputs, publish; returns the exit code."""
-    backend = backend_factory(settings, github, base_dir)
-    pairs = asyncio.run(
-        _run_all(suites, settings, activity, ctx, provider_factory, backend, now, workflow)
-    )
-    outcome = build_outcome(
-        pairs,
-        settings,
-        warnings=[*ctx.warnings, *activity.notes],
-        event_name=ctx.event_name,
-        pr_number=ctx.pr_number,
-        sha=ctx.head_sha or ctx.sha,
-        run_url=settings.github.run_url,
-        report_files=[settings.report_dir],
-    )
-
-    # Results first, to disk and outputs; only then the network, which may fail.
-    marker = comment_marker(settings.comment_id)
-    comment = render_comment(outcome, marker)
+def _write_results(outcome: StepOutcome, step: _Step, workflow: Workflow) -> str:
+    """The report folder, the outputs, the job summary and the log; returns the comment."""
+    comment = render_comment(outcome, comment_marker(step.settings.comment_id))
     summary = render_summary(outcome)
-    files = write_reports(outcome, report_dir, comment, summary)
-    set_outputs(workflow, outcome, files, workspace=settings.github.workspace)
+    files = write_reports(outcome, step.report_dir, comment, summary)
+    set_outputs(workflow, outcome, files, workspace=step.settings.github.workspace)
     workflow.add_summary(summary)
     _log_outcome(outcome, workflow)
-
-    publish.publish(
-        outcome,
-        settings=settings,
-        activity=activity,
-        ctx=ctx,
-        github=github,
-        workflow=workflow,
-        comment=comment,
-        marker=marker,
-        check_run=check_run,
-    )
-    if outcome.untrustworthy:
-        workflow.error(outcome.verdict)
-        return EXIT_UNTRUSTED
-    broken = [p.baseline_error for p in outcome.pairs if p.baseline_error]
-    for problem in broken:
-        workflow.error(problem, title="PromptCanary: unreadable baseline")
-    if broken:
-        return EXIT_USAGE
-    return EXIT_GATE if outcome.gate_failed else EXIT_OK
+    return comment
 
 
 def _log_outcome(outcome: StepOutcome, workflow: Workflow) -> None:
@@ -220,51 +248,42 @@ def _log_outcome(outcome: StepOutcome, workflow: Workflow) -> None:
             workflow.warning(warning, title=f"{pair.suite_name} on {pair.model}")
 
 
+def _github_client(settings: Settings) -> GitHubPort | None:
+    """The real client, or None without a token or repository (nothing is posted then)."""
+    if not settings.github_token or not settings.github.repository:
+        return None
+    # Imported here: PyGithub and requests load only when there is something to post.
+    from promptcanary_action.github import GitHubClient
+
+    return GitHubClient(settings.github_token, settings.github.repository, settings.github.api_url)
+
+
 def main(
     environ: Mapping[str, str] | None = None, stdout: TextIO | None = None
 ) -> int:  # pragma: no cover - exercised by the end-to-end tests through entrypoint.py
-    """Build the real objects from the environment and run; the one top-level error handler."""
+    """Build the real objects from the process environment and run the step."""
     env = dict(os.environ if environ is None else environ)
-    out = stdout or sys.stdout
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     github_out = env.get("GITHUB_OUTPUT")
     summary_out = env.get("GITHUB_STEP_SUMMARY")
     workflow = Workflow(
-        out, Path(github_out) if github_out else None, Path(summary_out) if summary_out else None
+        stdout or sys.stdout,
+        Path(github_out) if github_out else None,
+        Path(summary_out) if summary_out else None,
     )
-    warming: list[threading.Thread] = []
-    try:
-        settings = Settings.from_environ(env)
-        from promptcanary.providers.litellm import prewarm
-        from promptcanary_action.baselines.base import make_backend
+    from promptcanary.providers.litellm import prewarm
+    from promptcanary_action.baselines.base import make_backend
 
-        github = publish.make_github(settings)
-        return action(
-            settings,
-            workflow=workflow,
-            github=github,
-            backend_factory=make_backend,
-            prewarm=lambda: warming.append(prewarm()),
-        )
-    except (
-        InputError,
-        SuiteConfigError,
-        ProbeModuleError,
-        UsageError,
-        publish.PostCommentError,
-    ) as exc:
-        workflow.error(str(exc), title="PromptCanary: configuration error")
-        return EXIT_USAGE
-    except ReplayFileError as exc:
-        workflow.error(str(exc), title="PromptCanary: unreadable recording")
-        return EXIT_USAGE
-    except BaselineFileError as exc:
-        workflow.error(str(exc), title="PromptCanary: unreadable baseline")
-        return EXIT_USAGE
-    except MissingCredentialsError as exc:
-        workflow.error(str(exc), title="PromptCanary: missing credentials")
-        return EXIT_UNTRUSTED
+    warming: list[threading.Thread] = []
+    effects = Effects(
+        workflow=workflow,
+        github=_github_client,
+        backend=make_backend,
+        prewarm=lambda: warming.append(prewarm()),
+    )
+    try:
+        return action(env, effects)
     finally:
         # The warming thread is a daemon: stopped mid-import at interpreter exit, it keeps that
         # module's import lock, and LiteLLM's finalizers (which import) then hang the process.

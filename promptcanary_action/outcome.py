@@ -1,22 +1,48 @@
-"""What one action step produced: the models that templates, annotations and outputs read.
+"""What one action step produced, and the step's verdict on it.
 
-These are public API for templates (``comment.md.j2`` etc.): a field renamed here is a template
-change. They hold results only, never a token or an API key.
+:class:`StepOutcome` owns the verdict: the gate, the exit code, the check run's conclusion,
+``drift-detected`` and the reasons a step fails are its properties, and every other module reads
+them. The models are public API for templates (``comment.md.j2`` etc.): a field renamed here is a
+template change. They hold results only, never a token or an API key.
 """
 
 from __future__ import annotations
 
 import json
-from enum import Enum
-from typing import Any
+from collections.abc import Sequence
+from enum import Enum, IntEnum
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from promptcanary.core.gate import gate_failed as run_gate_failed
+from promptcanary.core.gate import untrustworthy
 from promptcanary.core.models import CanaryRunResult, DriftReport, DriftSeverity, LLMResponse
 from promptcanary.core.suite import resolve_line
 from promptcanary.core.usage import UsageComparison, UsageFinding
 from promptcanary_action.links import suite_line_url
 from promptcanary_action.trend import DEFAULT_TREND_POINTS, Trend, build_trend
+from promptcanary_action.settings import Settings
+
+Conclusion = Literal["success", "neutral", "failure"]
+
+
+class ExitCode(IntEnum):
+    """The step's exit codes, as ``action.yml`` documents them."""
+
+    OK = 0
+    GATE_FAILED = 1
+    USAGE = 2
+    """A configuration or usage error, or an unreadable baseline or recording."""
+    UNTRUSTWORTHY = 3
+    """Too many responses errored (``max-error-rate``) or credentials are missing."""
+
+
+class Failure(NamedTuple):
+    """Why the step fails, as an error annotation: its title (None: untitled) and message."""
+
+    title: str | None
+    message: str
 
 
 class BaselineStatus(str, Enum):
@@ -174,3 +200,91 @@ class StepOutcome(BaseModel):
     @property
     def drift_detected(self) -> bool:
         return self.regression_count > 0
+
+    @property
+    def baseline_errors(self) -> list[str]:
+        """Baselines that exist but cannot be read: a failure (exit 2), not "no baseline yet"."""
+        return [p.baseline_error for p in self.pairs if p.baseline_error]
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self.untrustworthy:
+            return ExitCode.UNTRUSTWORTHY
+        if self.baseline_errors:
+            return ExitCode.USAGE
+        return ExitCode.GATE_FAILED if self.gate_failed else ExitCode.OK
+
+    @property
+    def conclusion(self) -> Conclusion:
+        """The check run's conclusion: red whenever the step fails, so it never shows green."""
+        if self.exit_code is not ExitCode.OK:
+            return "failure"
+        return "neutral" if self.drift_detected else "success"
+
+    @property
+    def failures(self) -> list[Failure]:
+        """The error annotations that explain a failing exit code other than the gate's."""
+        if self.untrustworthy:
+            return [Failure(None, self.verdict)]
+        return [Failure("PromptCanary: unreadable baseline", e) for e in self.baseline_errors]
+
+
+def gate_failed(pairs: Sequence[PairOutcome], fail_on: str) -> bool:
+    """The merge gate of ``fail-on`` over every pair: one failing pair fails the step.
+
+    A tripped usage gate (decided by the evaluation) fails it whatever ``fail-on`` says: each
+    usage gate is opted into on its own.
+    """
+    return any(run_gate_failed(p.drift, p.run, fail_on) or p.usage_findings for p in pairs)
+
+
+def untrustworthy_pairs(pairs: Sequence[PairOutcome], max_error_rate: float) -> list[PairOutcome]:
+    return [p for p in pairs if untrustworthy(p.run, max_error_rate)]
+
+
+def verdict(pairs: Sequence[PairOutcome], failed: bool, untrusted: bool) -> str:
+    regressions = sum(p.regression_count for p in pairs)
+    drifted = sum(1 for p in pairs if p.regression_count)
+    worst = max((p.severity for p in pairs), key=lambda s: s.rank, default=DriftSeverity.NONE)
+    errors = sum(p.error_count for p in pairs)
+    if untrusted:
+        return (
+            f"⚠️ Untrustworthy run: {errors} response(s) errored, above max-error-rate; "
+            "the results cannot gate the merge"
+        )
+    gates = list(dict.fromkeys(f.gate for p in pairs for f in p.usage_findings))
+    usage = f"usage above its limit ({', '.join(gates)})" if gates else ""
+    if regressions:
+        icon = "❌" if failed else "⚠️"
+        return (
+            f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
+            f"(severity {worst.value})" + (f"; {usage}" if usage else "")
+        )
+    if usage:
+        return f"❌ No regression, but {usage}"
+    if failed:
+        return "❌ Probes failed (fail-on: failure)"
+    compared = sum(1 for p in pairs if p.drift is not None)
+    if compared == 0:
+        return f"✅ {len(pairs)} model run(s) completed; no baseline to compare with yet"
+    return f"✅ No drift in {compared} compared model run(s)"
+
+
+def build_outcome(
+    pairs: list[PairOutcome], settings: Settings, *, warnings: list[str], **context: Any
+) -> StepOutcome:
+    untrusted = bool(untrustworthy_pairs(pairs, settings.max_error_rate))
+    failed = gate_failed(pairs, settings.fail_on)
+    return StepOutcome(
+        pairs=pairs,
+        fail_on=settings.fail_on,
+        gate_failed=failed,
+        untrustworthy=untrusted,
+        verdict=verdict(pairs, failed, untrusted),
+        warnings=warnings,
+        comment_id=settings.comment_id,
+        repository=settings.github.repository,
+        server_url=settings.github.server_url,
+        trend_points=settings.trend_points,
+        **context,
+    )

@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
-from promptcanary.core.gate import gate_failed as run_gate_failed
-from promptcanary.core.gate import untrustworthy
-from promptcanary.core.models import BaselineSnapshot, DriftSeverity
+from promptcanary.core.models import BaselineSnapshot
 from promptcanary.core.runner import run_suite
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
 from promptcanary.core.usage import CostLookup, UsageLimits
@@ -27,7 +25,7 @@ from promptcanary_action.activity import Activity
 from promptcanary_action.baselines.base import BaselineBackend as Backend
 from promptcanary_action.baselines.base import BaselineStoreError
 from promptcanary_action.errors import UsageError
-from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
+from promptcanary_action.outcome import BaselineStatus, PairOutcome
 from promptcanary_action.settings import Settings
 
 ProviderFactory = Callable[[str, dict[str, Any], Path], BaseLLMProvider]
@@ -61,15 +59,6 @@ def find_suite_files(patterns: Sequence[str], base_dir: Path) -> list[Path]:
             )
         found.extend(path for path in files if path not in found)
     return found
-
-
-def repo_relative(path: Path, workspace: Path | None) -> str:
-    if workspace is not None:
-        try:
-            return path.resolve().relative_to(workspace.resolve()).as_posix()
-        except ValueError:
-            pass
-    return path.as_posix()
 
 
 def models_for(suite: LoadedSuite, settings: Settings) -> list[ModelSpec]:
@@ -217,64 +206,4 @@ async def run_pair(
         usage=evaluation.usage,
         usage_findings=list(evaluation.usage_findings),
         history=history,
-    )
-
-
-def gate_failed(pairs: Sequence[PairOutcome], fail_on: str) -> bool:
-    """The merge gate of ``fail-on`` over every pair: one failing pair fails the step."""
-    # A tripped usage gate fails the step whatever fail-on says: each gate is opted into alone.
-    return any(run_gate_failed(p.drift, p.run, fail_on) or p.usage_findings for p in pairs)
-
-
-def untrustworthy_pairs(pairs: Sequence[PairOutcome], max_error_rate: float) -> list[PairOutcome]:
-    return [p for p in pairs if untrustworthy(p.run, max_error_rate)]
-
-
-def verdict(pairs: Sequence[PairOutcome], failed: bool, untrusted: bool) -> str:
-    regressions = sum(p.regression_count for p in pairs)
-    drifted = sum(1 for p in pairs if p.regression_count)
-    worst = max((p.severity for p in pairs), key=lambda s: s.rank, default=DriftSeverity.NONE)
-    errors = sum(p.error_count for p in pairs)
-    if untrusted:
-        return (
-            f"⚠️ Untrustworthy run: {errors} response(s) errored, above max-error-rate; "
-            "the results cannot gate the merge"
-        )
-    findings = [f for p in pairs for f in p.usage_findings]
-    usage = ""
-    if findings:
-        usage = f"usage above its limit ({', '.join(dict.fromkeys(f.gate for f in findings))})"
-    if regressions:
-        icon = "❌" if failed else "⚠️"
-        return (
-            f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
-            f"(severity {worst.value})" + (f"; {usage}" if usage else "")
-        )
-    if usage:
-        return f"❌ No regression, but {usage}"
-    if failed:
-        return "❌ Probes failed (fail-on: failure)"
-    compared = sum(1 for p in pairs if p.drift is not None)
-    if compared == 0:
-        return f"✅ {len(pairs)} model run(s) completed; no baseline to compare with yet"
-    return f"✅ No drift in {compared} compared model run(s)"
-
-
-def build_outcome(
-    pairs: list[PairOutcome], settings: Settings, *, warnings: list[str], **context: Any
-) -> StepOutcome:
-    untrusted = bool(untrustworthy_pairs(pairs, settings.max_error_rate))
-    failed = gate_failed(pairs, settings.fail_on)
-    return StepOutcome(
-        pairs=pairs,
-        fail_on=settings.fail_on,
-        gate_failed=failed,
-        untrustworthy=untrusted,
-        verdict=verdict(pairs, failed, untrusted),
-        warnings=warnings,
-        comment_id=settings.comment_id,
-        repository=settings.github.repository,
-        server_url=settings.github.server_url,
-        trend_points=settings.trend_points,
-        **context,
     )

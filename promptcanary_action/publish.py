@@ -6,18 +6,17 @@ results are already in the report folder, the outputs and the job summary when t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Protocol
 
 from pydantic import ValidationError
 
 from promptcanary.core.markdown import code_span, escape_md, truncate
 from promptcanary.core.models import name_slug
-from promptcanary_action.activity import Activity
-from promptcanary_action.annotations import Annotation, build_annotations
+from promptcanary_action.activity import Activity, PostComment
+from promptcanary_action.annotations import build_annotations
 from promptcanary_action.context import EventContext
 from promptcanary_action.github_errors import GitHubError, GitHubPermissionError
+from promptcanary_action.github_port import GitHubPort
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.render import (
     check_run_output,
@@ -30,65 +29,20 @@ from promptcanary_action.settings import Settings
 from promptcanary_action.workflow import Workflow
 
 
-class GitHubPort(Protocol):
-    """What publishing needs from GitHub (implemented by :class:`GitHubClient`)."""
-
-    def upsert_comment(
-        self, pr_number: int, body: str, marker: str, *, mode: Literal["update", "new"] = ...
-    ) -> str: ...
-
-    def create_check_run(self, name: str, head_sha: str) -> int: ...
-
-    def complete_check_run(
-        self,
-        check_run_id: int,
-        *,
-        conclusion: str,
-        title: str,
-        summary: str,
-        text: str = ...,
-        annotations: Sequence[Annotation] = ...,
-    ) -> str: ...
-
-    def upsert_drift_issue(self, marker: str, title: str, body: str) -> str: ...
-
-    def close_drift_issue(self, marker: str, comment: str) -> bool: ...
-
-    def pull_head_sha(self, pr_number: int) -> str: ...
-
-
 class PostCommentError(Exception):
     """post-comment mode cannot post the file it was given (exit 2)."""
-
-
-def make_github(settings: Settings) -> GitHubPort | None:
-    """The real client, or None without a token or repository (nothing is posted then)."""
-    if not settings.github_token or not settings.github.repository:
-        return None
-    # Imported here: PyGithub and requests load only when there is something to post.
-    from promptcanary_action.github import GitHubClient
-
-    return GitHubClient(settings.github_token, settings.github.repository, settings.github.api_url)
 
 
 def _warn(workflow: Workflow, exc: GitHubError, *, fork: bool = False) -> None:
     message = str(exc)
     # GitHubPermissionError already explains forks for the permissions a fork run lacks most
-    # often (pull-requests, checks); saying it twice buries the fix.
+    # often (pull-requests, checks: with how to post the comment later); saying it twice buries
+    # the fix.
     if fork and isinstance(exc, GitHubPermissionError) and "fork" not in message:
-        # Only the comment has a second way out; a check run cannot be posted later.
-        if exc.permission == "pull-requests: write":
-            message += (
-                " This pull request comes from a fork, whose token is read-only: the comment is"
-                " in the `comment-file` output and the job summary. Upload it as an artifact and"
-                " post it from a `workflow_run` workflow with `mode: post-comment` (see the"
-                " README)."
-            )
-        else:
-            message += (
-                " This pull request comes from a fork, whose token is read-only: the report is"
-                " in the job summary and the report folder."
-            )
+        message += (
+            " This pull request comes from a fork, whose token is read-only: the report is"
+            " in the job summary and the report folder."
+        )
     workflow.warning(message, title="PromptCanary could not publish to GitHub")
 
 
@@ -99,11 +53,10 @@ def start_check_run(
     github: GitHubPort | None,
     workflow: Workflow,
 ) -> int | None:
-    sha = ctx.head_sha or ctx.sha
-    if not activity.check_run or github is None or not sha:
+    if not activity.check_run or github is None or not ctx.commit_sha:
         return None
     try:
-        return github.create_check_run(settings.check_name, sha)
+        return github.create_check_run(settings.check_name, ctx.commit_sha)
     except GitHubError as exc:
         _warn(workflow, exc, fork=ctx.is_fork)
         return None
@@ -135,14 +88,6 @@ def abandon_check_run(
         _warn(workflow, exc, fork=ctx.is_fork)
 
 
-def conclusion(outcome: StepOutcome) -> str:
-    # An unreadable baseline fails the step (exit 2): the check run must not show it green.
-    broken = any(p.baseline_error for p in outcome.pairs)
-    if outcome.gate_failed or outcome.untrustworthy or broken:
-        return "failure"
-    return "neutral" if outcome.drift_detected else "success"
-
-
 def issue_marker(pair: PairOutcome) -> str:
     suite, model = name_slug(pair.suite_name), name_slug(pair.model)
     return f"<!-- promptcanary-action:issue={suite}/{model} -->"
@@ -157,7 +102,6 @@ def publish(
     github: GitHubPort | None,
     workflow: Workflow,
     comment: str,
-    marker: str,
     check_run: int | None,
 ) -> None:
     """Comment, check run and issues; each failure is a warning, never an exception."""
@@ -174,7 +118,7 @@ def publish(
             url = github.upsert_comment(
                 ctx.pr_number,
                 comment,
-                marker,
+                comment_marker(settings.comment_id),
                 mode="new" if settings.comment == "new" else "update",
             )
             workflow.set_output("comment-url", url)
@@ -185,7 +129,7 @@ def publish(
         try:
             url = github.complete_check_run(
                 check_run,
-                conclusion=conclusion(outcome),
+                conclusion=outcome.conclusion,
                 title=title,
                 summary=summary,
                 text=text,
@@ -220,7 +164,7 @@ def _publish_issues(outcome: StepOutcome, github: GitHubPort, workflow: Workflow
 
 def post_comment_file(
     settings: Settings,
-    ctx: EventContext,
+    activity: PostComment,
     github: GitHubPort | None,
     workflow: Workflow,
     report_dir: Path,
@@ -253,7 +197,7 @@ def post_comment_file(
     except GitHubError as exc:
         _warn(workflow, exc)
         return 0
-    expected = ctx.head_sha if ctx.event_name == "workflow_run" else None
+    expected = activity.expected_head
     if expected and head != expected:
         raise PostCommentError(
             f"{path}: pull request #{outcome.pr_number} is at {head[:12]}, not at the commit of "

@@ -3,8 +3,8 @@
 Templates mark *budget units* with ``unit(label, kind)``: a unit is the smallest piece that is kept
 or dropped as a whole (a table row, one folded response diff, one warning). The renderer keeps
 units in order until the next one does not fit the limit, then stops at that boundary and adds a
-line naming what moved to the job summary and the report files. GitHub rejects a comment over
-65,536 characters (422) and cuts a check run's ``summary``/``text`` at 65,535.
+line naming what moved to the job summary and the report files; the limits are GitHub's
+(:mod:`promptcanary_action.limits`).
 """
 
 from __future__ import annotations
@@ -19,15 +19,9 @@ from promptcanary.core.markdown import code_span, escape_md, escape_plain, sanit
 from promptcanary.core.models import severity_explanation
 from promptcanary.core.report import FILTERS, Trusted, template_environment
 from promptcanary.core.usage import Metric, MetricChange, format_metric, format_usd
+from promptcanary_action import limits
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.trend import Trend, colour_name, mermaid_chart, sparkline
-
-COMMENT_LIMIT = 65_536
-CHECK_LIMIT = 65_535
-CHECK_TITLE_LIMIT = 255
-SUMMARY_LIMIT = 1_000_000
-"""Bytes: GitHub caps one step's summary at 1 MiB; leave room for other steps' writes."""
-ISSUE_TITLE_LIMIT = 256
 
 ALL_SECTIONS = frozenset({"regressions", "diffs", "changes", "trend", "usage"})
 """``trend`` draws Mermaid charts; ``sparkline`` (check runs, no Mermaid there) one line each."""
@@ -234,14 +228,14 @@ def _utf8_len(text: str) -> int:
 # public renderers
 
 
-def render_comment(outcome: StepOutcome, marker: str, *, limit: int = COMMENT_LIMIT) -> str:
+def render_comment(outcome: StepOutcome, marker: str, *, limit: int = limits.COMMENT_CHARS) -> str:
     """The sticky pull-request comment, ``marker`` last, never longer than ``limit``."""
     budget = limit - len(marker) - 1
     body = _render("comment.md.j2", outcome, limit=budget, response_limit=1_500, max_diffs=20)
     return f"{body}{marker}"
 
 
-def render_summary(outcome: StepOutcome, *, limit: int = SUMMARY_LIMIT) -> str:
+def render_summary(outcome: StepOutcome, *, limit: int = limits.SUMMARY_BYTES) -> str:
     """The job summary: the comment's content with a bigger budget (``limit`` in UTF-8 bytes)."""
     return _render(
         "summary.md.j2",
@@ -262,21 +256,21 @@ def render_issue(outcome: StepOutcome, pair: PairOutcome) -> tuple[str, str]:
         "issue.md.j2",
         outcome,
         pair=pair,
-        limit=COMMENT_LIMIT,
+        limit=limits.COMMENT_CHARS,
         response_limit=3_000,
         max_diffs=20,
         details_limit=1_000,
     )
-    return truncate(escape_plain(title.replace("\n", " ")), ISSUE_TITLE_LIMIT), body
+    return truncate(escape_plain(title.replace("\n", " ")), limits.ISSUE_TITLE_CHARS), body
 
 
 def check_run_output(outcome: StepOutcome) -> tuple[str, str, str]:
     """``(title, summary, text)`` of the check run: the report, then the response diffs."""
-    title = truncate(escape_plain(outcome.verdict.replace("\n", " ")), CHECK_TITLE_LIMIT)
+    title = truncate(escape_plain(outcome.verdict.replace("\n", " ")), limits.CHECK_TITLE_CHARS)
     summary = _render(
         "comment.md.j2",
         outcome,
-        limit=CHECK_LIMIT,
+        limit=limits.CHECK_OUTPUT_CHARS,
         sections={"regressions", "changes", "usage", "sparkline"},
         response_limit=0,
         max_diffs=0,
@@ -284,7 +278,7 @@ def check_run_output(outcome: StepOutcome) -> tuple[str, str, str]:
     text = _render(
         "comment.md.j2",
         outcome,
-        limit=CHECK_LIMIT,
+        limit=limits.CHECK_OUTPUT_CHARS,
         sections={"diffs"},
         response_limit=2_000,
         max_diffs=30,

@@ -22,6 +22,7 @@ from promptcanary.core.models import BaselineSnapshot
 from promptcanary.storage.base import atomic_write_text, snapshot_to_json
 from promptcanary_action.baselines import layout
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
+from promptcanary_action.paths import workspace_relative
 from promptcanary_action.workflow import Workflow
 
 STEP_FILE = "step.json"
@@ -126,20 +127,6 @@ def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
-def output_path(path: Path, workspace: Path | None) -> str:
-    """``path`` as later steps can use it: relative to the workspace when it is inside it.
-
-    A Docker action sees the workspace mounted at ``/github/workspace``, the job's other steps
-    at the runner's own path: an absolute path from inside the container is wrong for them.
-    """
-    if workspace is not None:
-        try:
-            return path.resolve().relative_to(workspace.resolve()).as_posix() or "."
-        except ValueError:
-            pass
-    return str(path)
-
-
 def set_outputs(
     workflow: Workflow,
     outcome: StepOutcome,
@@ -168,9 +155,9 @@ def set_outputs(
         "severity": outcome.severity.value,
         "drift-detected": "true" if outcome.drift_detected else "false",
         "baseline-status": combined_status(pairs),
-        "report-dir": output_path(files.directory, workspace),
-        "snapshot-path": "\n".join(output_path(p, workspace) for p in files.snapshots),
-        "comment-file": output_path(files.comment, workspace),
+        "report-dir": workspace_relative(files.directory, workspace),
+        "snapshot-path": "\n".join(workspace_relative(p, workspace) for p in files.snapshots),
+        "comment-file": workspace_relative(files.comment, workspace),
         **usage_outputs(outcome),
         "summary": outcome.verdict,
     }

@@ -204,13 +204,7 @@ class GitHubEnv:
     api_url: str = DEFAULT_API_URL
     server_url: str = DEFAULT_SERVER_URL
     workspace: Path | None = None
-    output_path: Path | None = None
-    summary_path: Path | None = None
     run_id: str = ""
-    run_attempt: str = ""
-    job: str = ""
-    workflow: str = ""
-    actor: str = ""
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> GitHubEnv:
@@ -233,13 +227,7 @@ class GitHubEnv:
             api_url=text("GITHUB_API_URL", DEFAULT_API_URL).rstrip("/"),
             server_url=text("GITHUB_SERVER_URL", DEFAULT_SERVER_URL).rstrip("/"),
             workspace=path("GITHUB_WORKSPACE"),
-            output_path=path("GITHUB_OUTPUT"),
-            summary_path=path("GITHUB_STEP_SUMMARY"),
             run_id=text("GITHUB_RUN_ID"),
-            run_attempt=text("GITHUB_RUN_ATTEMPT"),
-            job=text("GITHUB_JOB"),
-            workflow=text("GITHUB_WORKFLOW"),
-            actor=text("GITHUB_ACTOR"),
         )
 
     @property

@@ -34,13 +34,8 @@ from promptcanary.core.terminal import format_drift  # noqa: E402
 from promptcanary.providers.factory import make_provider  # noqa: E402
 from promptcanary_action.activity import Activity  # noqa: E402
 from promptcanary_action.baselines.path import PathBackend  # noqa: E402
-from promptcanary_action.outcome import PairOutcome  # noqa: E402
-from promptcanary_action.pipeline import (  # noqa: E402
-    Backend,
-    LoadedSuite,
-    build_outcome,
-    run_pair,
-)
+from promptcanary_action.outcome import PairOutcome, build_outcome  # noqa: E402
+from promptcanary_action.pipeline import Backend, LoadedSuite, run_pair  # noqa: E402
 from promptcanary_action.render import comment_marker, render_comment, render_summary  # noqa: E402
 from promptcanary_action.report_dir import write_reports  # noqa: E402
 from promptcanary_action.settings import Settings  # noqa: E402

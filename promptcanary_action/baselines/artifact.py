@@ -16,7 +16,7 @@ import zipfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary.storage.base import (
@@ -32,7 +32,8 @@ from promptcanary_action.baselines.history import (
     parse_history,
 )
 from promptcanary_action.baselines.layout import BASELINE_FILE, baseline_file, history_file
-from promptcanary_action.github_errors import ArtifactInfo, GitHubError
+from promptcanary_action.github_errors import GitHubError
+from promptcanary_action.github_port import ArtifactInfo, GitHubPort
 
 ARTIFACT_DIR = "baseline-artifact"
 MAX_DOWNLOADS = 10
@@ -50,30 +51,19 @@ UPLOAD_STEP = """\
 """
 
 
-@runtime_checkable
-class ArtifactSource(Protocol):
-    """What this store needs from GitHub (implemented by ``GitHubClient``)."""
-
-    def list_artifacts(self, name: str) -> list[ArtifactInfo]: ...
-
-    def download_artifact(self, artifact_id: int) -> bytes: ...
-
-    def workflow_run_conclusion(self, run_id: int) -> str | None: ...
-
-
 class ArtifactBackend:
-    """Args: source (the GitHub client), name (``baseline-artifact``), report_dir, clock (the
-    time written to history lines)."""
+    """Args: github (the port it reads artifacts through), name (``baseline-artifact``),
+    report_dir, clock (the time written to history lines)."""
 
     def __init__(
         self,
-        source: ArtifactSource,
+        github: GitHubPort,
         name: str,
         *,
         report_dir: Path,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        self._source = source
+        self._github = github
         self.name = name
         self.report_dir = report_dir
         self._clock = clock
@@ -108,7 +98,7 @@ class ArtifactBackend:
         epoch = datetime.min.replace(tzinfo=UTC)
         usable = [
             a
-            for a in self._source.list_artifacts(self.name)
+            for a in self._github.list_artifacts(self.name)
             if a.name == self.name and not a.expired and a.head_branch == branch
         ]
         return sorted(usable, key=lambda a: (a.created_at or epoch, a.id), reverse=True)
@@ -116,14 +106,14 @@ class ArtifactBackend:
     def _succeeded(self, run_id: int) -> bool:
         # A failed run's artifact may hold a baseline of a run that should not have been kept.
         if run_id not in self._conclusions:
-            self._conclusions[run_id] = self._source.workflow_run_conclusion(run_id)
+            self._conclusions[run_id] = self._github.workflow_run_conclusion(run_id)
         return self._conclusions[run_id] == "success"
 
     def _read(
         self, artifact: ArtifactInfo, suite_name: str, model_id: str
     ) -> BaselineSnapshot | None:
         if artifact.id not in self._archives:
-            self._archives[artifact.id] = self._source.download_artifact(artifact.id)
+            self._archives[artifact.id] = self._github.download_artifact(artifact.id)
         where = f"artifact '{self.name}' #{artifact.id}"
         try:
             archive = zipfile.ZipFile(io.BytesIO(self._archives[artifact.id]))

@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary_action.errors import UsageError
+from promptcanary_action.github_port import GitHubPort
 from promptcanary_action.settings import Settings
 
 
@@ -31,13 +32,15 @@ class BaselineBackend(Protocol):
     def history(self, suite_name: str, model_id: str) -> list[dict[str, Any]]: ...
 
 
-def make_backend(settings: Settings, github: object | None, base_dir: Path) -> BaselineBackend:
+def make_backend(
+    settings: Settings, github: GitHubPort | None, base_dir: Path
+) -> BaselineBackend:
     """The backend for ``settings.baseline``; nothing touches git or the network until used.
 
-    ``github`` is the GitHub client (None without a token); only ``artifact`` needs it.
+    ``github`` is None without a token or repository; only ``artifact`` needs it.
     """
     # Imported here: the implementations import BaselineStoreError from this module.
-    from promptcanary_action.baselines.artifact import ArtifactBackend, ArtifactSource
+    from promptcanary_action.baselines.artifact import ArtifactBackend
     from promptcanary_action.baselines.branch import BranchBackend
     from promptcanary_action.baselines.none import NoneBackend
     from promptcanary_action.baselines.path import PathBackend
@@ -48,7 +51,7 @@ def make_backend(settings: Settings, github: object | None, base_dir: Path) -> B
     if kind == "path":
         return PathBackend(base_dir / settings.baseline_path)
     if kind == "artifact":
-        if not isinstance(github, ArtifactSource):
+        if github is None:
             raise UsageError(
                 "input 'baseline': artifact reads baselines through the GitHub API: set "
                 "`github-token` (the default `${{ github.token }}` works, with "

@@ -3,7 +3,7 @@
 Every test drives ``entrypoint.py`` through :class:`ActionHarness`, which runs it as a subprocess
 (:func:`tests.e2e.runner.run_action`) in a workspace the test writes its suite files into, with
 the fake LLM server reached through LiteLLM and the fake GitHub server as ``GITHUB_API_URL``.
-The defaults keep each run short: no retries, a small timeout.
+The defaults keep each run short: no retries; the timeout only guards against a hang.
 """
 
 from __future__ import annotations
@@ -30,7 +30,10 @@ MODEL = "openai/fake"
 API_KEY = "sk-test"
 
 #: Inputs that keep one run short; a test's own inputs override them.
-FAST_INPUTS = {"timeout": "10", "max-retries": "0", "concurrency": "8"}
+# The timeout is generous on purpose: the first request of a run waits for LiteLLM's cold import,
+# which on a loaded 2-core machine (parallel test workers) took more than 10 s. Tests about hangs
+# set their own.
+FAST_INPUTS = {"timeout": "30", "max-retries": "0", "concurrency": "8"}
 
 
 # ------------------------------------------------------------------------------------------------

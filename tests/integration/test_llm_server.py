@@ -248,9 +248,7 @@ def test_stop_does_not_wait_for_a_hanging_request() -> None:
     while server.in_flight == 0 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert server.in_flight == 1
-    started = time.monotonic()
-    server.stop()
-    assert time.monotonic() - started < 1.0
+    server.stop()  # returns although a handler is blocked (else the test hits its timeout)
     thread.join(timeout=5)
     assert not thread.is_alive()
     assert errors, "the hanging request must not have received an answer"
@@ -269,15 +267,13 @@ def test_latency_is_accurate_under_concurrency(llm_server: FakeLLMServer) -> Non
             durations.append(time.monotonic() - t0)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(30)]
-    t0 = time.monotonic()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    total = time.monotonic() - t0
     assert len(durations) == 30
-    assert min(durations) >= 0.29
-    assert total < 2.0  # concurrent: serially it would take 30 * 0.3 = 9 s
+    assert min(durations) >= 0.29  # every answer waited its latency
+    # Concurrent, not serial: speed itself is measured in bench/, never asserted here.
     assert llm_server.peak_in_flight >= 10
 
 
@@ -375,15 +371,12 @@ def test_acompletion_runs_concurrently(llm_server: FakeLLMServer) -> None:
             )
         )
 
-    started = time.monotonic()
     responses = asyncio.run(run())
-    elapsed = time.monotonic() - started
     assert sorted(r.choices[0].message.content for r in responses) == sorted(
         f"answer {i}" for i in range(20)
     )
     assert llm_server.request_count == 20
     assert llm_server.peak_in_flight > 1
-    assert elapsed < 20 * 0.2
 
 
 def test_rate_limit_error_exposes_status_and_retry_after(llm_server: FakeLLMServer) -> None:
@@ -480,8 +473,7 @@ def test_hang_with_timeout_raises_litellm_timeout(llm_server: FakeLLMServer) -> 
     started = time.monotonic()
     with pytest.raises(litellm.Timeout) as info:
         ask(llm_server, "hang", timeout=1)
-    elapsed = time.monotonic() - started
-    assert 0.9 <= elapsed < 2.0
+    assert time.monotonic() - started >= 0.9  # the client waited its timeout, not less
     assert info.value.status_code == 408
     assert llm_server.request_count == 1
     # The client closed the connection; the handler notices and leaves.

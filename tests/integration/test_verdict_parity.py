@@ -29,8 +29,8 @@ from promptcanary.storage.file import FileBaselineStore
 from promptcanary_action.activity import Activity
 from promptcanary_action.baselines.path import PathBackend
 from promptcanary_action.main import _provider_factory
-from promptcanary_action.outcome import BaselineStatus
-from promptcanary_action.pipeline import LoadedSuite, gate_failed, run_pair
+from promptcanary_action.outcome import BaselineStatus, gate_failed
+from promptcanary_action.pipeline import LoadedSuite, run_pair
 from promptcanary_action.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -70,8 +69,11 @@ CASES = {
 }
 
 
-def _run_capped(harness: ActionHarness, inputs: dict[str, str]) -> tuple[ActionResult, float]:
-    """Run the entrypoint like :func:`run_action`, under an address-space limit."""
+def _run_capped(harness: ActionHarness, inputs: dict[str, str]) -> ActionResult:
+    """Run the entrypoint like :func:`run_action`, under an address-space limit.
+
+    ``timeout=90`` is the hang guard: a bomb that were expanded would not finish.
+    """
     env = build_env(
         harness.tmp_path / "capped",
         inputs={"timeout": "5", "max-retries": "0", **inputs},
@@ -85,7 +87,6 @@ def _run_capped(harness: ActionHarness, inputs: dict[str, str]) -> tuple[ActionR
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
-    started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, str(ENTRYPOINT)],
         cwd=harness.workspace,
@@ -98,7 +99,6 @@ def _run_capped(harness: ActionHarness, inputs: dict[str, str]) -> tuple[ActionR
         preexec_fn=cap,
         check=False,
     )
-    elapsed = time.monotonic() - started
     outputs = parse_command_file(Path(env["GITHUB_OUTPUT"]).read_text(encoding="utf-8"))
     result = ActionResult(
         returncode=proc.returncode,
@@ -108,7 +108,7 @@ def _run_capped(harness: ActionHarness, inputs: dict[str, str]) -> tuple[ActionR
         summary=Path(env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8"),
         report_dir=harness.workspace / "promptcanary-report",
     )
-    return result, elapsed
+    return result
 
 
 def _config_error(result: ActionResult) -> str:
@@ -122,7 +122,7 @@ def test_hostile_suite_is_exit_2_with_file_and_line(harness: ActionHarness, case
     text, line, words = CASES[case]
     harness.write("suites/canary.yaml", text)
 
-    result, elapsed = _run_capped(harness, {"config": "suites/canary.yaml"})
+    result = _run_capped(harness, {"config": "suites/canary.yaml"})
 
     assert result.returncode == 2, result.log
     message = _config_error(result)
@@ -134,7 +134,6 @@ def test_hostile_suite_is_exit_2_with_file_and_line(harness: ActionHarness, case
     assert not (harness.workspace / "PWNED").exists()
     assert not (harness.workspace / "promptcanary-report").exists()
     assert harness.llm.request_count == 0
-    assert elapsed < 60
 
 
 def test_ten_megabyte_suite_is_refused_without_reading_it_all(harness: ActionHarness) -> None:
@@ -143,10 +142,9 @@ def test_ten_megabyte_suite_is_refused_without_reading_it_all(harness: ActionHar
     harness.write("canary.yaml", text)
     assert (harness.workspace / "canary.yaml").stat().st_size > 10_000_000
 
-    result, elapsed = _run_capped(harness, {})
+    result = _run_capped(harness, {})
 
     assert result.returncode == 2, result.log
     message = _config_error(result)
     assert "canary.yaml" in message
     assert "too large" in message
-    assert elapsed < 60

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,14 +18,11 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.storage.base import BaselineFileError, snapshot_to_json
-from promptcanary_action.baselines.artifact import (
-    ARTIFACT_DIR,
-    UPLOAD_STEP,
-    ArtifactBackend,
-    ArtifactSource,
-)
+from promptcanary_action.baselines.artifact import ARTIFACT_DIR, UPLOAD_STEP, ArtifactBackend
 from promptcanary_action.baselines.history import HISTORY_KEEP
-from promptcanary_action.github import ArtifactInfo, GitHubClient
+from promptcanary_action.github import GitHubClient
+from promptcanary_action.github_port import ArtifactInfo, GitHubPort
+from tests.fakes.github_port_fake import FakeGitHubPort
 from tests.fakes.github_server import FakeGitHubServer
 
 NAME = "promptcanary-baseline"
@@ -57,13 +53,12 @@ def make_zip(files: dict[str, str]) -> bytes:
     return buf.getvalue()
 
 
-@dataclass
-class FakeArtifacts:
-    """An :class:`ArtifactSource` over a list of artifacts, recording downloads."""
+class FakeArtifacts(FakeGitHubPort):
+    """The in-memory port, with artifacts made from files and the downloads it served."""
 
-    artifacts: list[tuple[ArtifactInfo, bytes]] = field(default_factory=list)
-    conclusions: dict[int, str | None] = field(default_factory=dict)
-    downloaded: list[int] = field(default_factory=list)
+    @property
+    def downloaded(self) -> list[int]:
+        return [call["artifact_id"] for call in self.named("download_artifact")]
 
     def add(
         self,
@@ -85,22 +80,11 @@ class FakeArtifacts:
             head_branch=branch,
             workflow_run_id=run_id,
         )
-        self.artifacts.append((info, make_zip(files)))
-        self.conclusions[run_id] = conclusion
+        self.add_artifact(info, make_zip(files), conclusion=conclusion)
         return aid
 
-    def list_artifacts(self, name: str) -> list[ArtifactInfo]:
-        return [info for info, _ in self.artifacts if info.name == name]
 
-    def download_artifact(self, artifact_id: int) -> bytes:
-        self.downloaded.append(artifact_id)
-        return next(data for info, data in self.artifacts if info.id == artifact_id)
-
-    def workflow_run_conclusion(self, run_id: int) -> str | None:
-        return self.conclusions[run_id]
-
-
-def store(source: ArtifactSource, tmp_path: Path) -> ArtifactBackend:
+def store(source: GitHubPort, tmp_path: Path) -> ArtifactBackend:
     return ArtifactBackend(source, NAME, report_dir=tmp_path / "report")
 
 

@@ -1,4 +1,4 @@
-"""action.yml agrees with DESIGN §4 and with Settings (same inputs, same defaults)."""
+"""action.yml declares exactly the published inputs and outputs, with Settings' defaults."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from promptcanary_action.settings import Settings
 
 ACTION_YML = Path(__file__).resolve().parents[3] / "action.yml"
 
-# DESIGN §4, plus baseline-max-age-days.
-DESIGN_INPUTS = {
+# The action's published inputs and outputs: changing either set is a change of its interface.
+PUBLISHED_INPUTS = {
     "config",
     "models",
     "github-token",
@@ -51,7 +51,7 @@ DESIGN_INPUTS = {
     "report-dir",
     "mode",
 }
-DESIGN_OUTPUTS = {
+PUBLISHED_OUTPUTS = {
     "overall-score",
     "baseline-score",
     "score-delta",
@@ -85,12 +85,12 @@ def action() -> dict[str, Any]:
     return document
 
 
-def test_inputs_are_exactly_the_designed_ones(action: dict[str, Any]) -> None:
-    assert set(action["inputs"]) == DESIGN_INPUTS
+def test_inputs_are_exactly_the_published_ones(action: dict[str, Any]) -> None:
+    assert set(action["inputs"]) == PUBLISHED_INPUTS
 
 
-def test_outputs_are_exactly_the_designed_ones(action: dict[str, Any]) -> None:
-    assert set(action["outputs"]) == DESIGN_OUTPUTS
+def test_outputs_are_exactly_the_published_ones(action: dict[str, Any]) -> None:
+    assert set(action["outputs"]) == PUBLISHED_OUTPUTS
 
 
 def test_every_input_and_output_is_described(action: dict[str, Any]) -> None:

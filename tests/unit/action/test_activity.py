@@ -1,4 +1,4 @@
-"""activity.decide: the DESIGN §4 event list, one case per event / branch / update-baseline."""
+"""activity.decide: one case per event / branch / update-baseline, and post-comment mode."""
 
 from __future__ import annotations
 
@@ -7,11 +7,19 @@ from typing import Any
 
 import pytest
 
-from promptcanary_action.activity import decide
+from promptcanary_action.activity import Activity, PostComment
+from promptcanary_action.activity import decide as decide_activity
 from promptcanary_action.context import EventContext
 from promptcanary_action.settings import Settings
 
 SHA = "a" * 40
+
+
+def decide(ctx: EventContext, settings: Settings) -> Activity:
+    """decide() in run mode, where it always answers with an Activity."""
+    activity = decide_activity(ctx, settings)
+    assert isinstance(activity, Activity)
+    return activity
 
 
 def make_settings(**overrides: Any) -> Settings:
@@ -244,14 +252,10 @@ def test_a_pull_request_without_base_ref_reads_the_default_branch() -> None:
     assert activity.baseline_ref == "main" and activity.compare
 
 
-def test_post_comment_mode_only_comments() -> None:
-    ctx = EventContext(event_name="workflow_run", sha=SHA, head_sha=SHA, default_branch="main")
-    activity = decide(ctx, make_settings(mode="post-comment", issue_on_drift=True))
-    assert activity.comment
-    assert not (activity.compare or activity.check_run or activity.issue_on_drift)
-    assert activity.promotion == "never" and not activity.may_create_baseline
-
-
-def test_post_comment_mode_with_comment_off_does_nothing() -> None:
-    ctx = EventContext(event_name="workflow_run", sha=SHA, head_sha=SHA)
-    assert not decide(ctx, make_settings(mode="post-comment", comment="off")).comment
+def test_post_comment_mode_is_its_own_activity_checking_the_workflow_runs_head() -> None:
+    ctx = EventContext(event_name="workflow_run", sha="d" * 40, head_sha=SHA, default_branch="main")
+    settings = make_settings(mode="post-comment", issue_on_drift=True)
+    assert decide_activity(ctx, settings) == PostComment(expected_head=SHA)
+    # Another event names no run whose commit the pull request must be at.
+    dispatch = on_branch("workflow_dispatch", "main")
+    assert decide_activity(dispatch, settings) == PostComment(expected_head=None)

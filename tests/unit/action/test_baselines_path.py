@@ -27,9 +27,9 @@ from promptcanary_action.baselines.history import (
 from promptcanary_action.baselines.layout import baseline_file
 from promptcanary_action.baselines.none import NoneBackend
 from promptcanary_action.baselines.path import PathBackend
-from promptcanary_action.github import ArtifactInfo
 from promptcanary_action.pipeline import UsageError
 from promptcanary_action.settings import Settings
+from tests.fakes.github_port_fake import FakeGitHubPort
 
 MODEL = "openai/gpt-4o"
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -191,17 +191,6 @@ def test_none_store_keeps_nothing(tmp_path: Path) -> None:
 
 
 # -- factory -----------------------------------------------------------------------------------
-class Artifacts:
-    def list_artifacts(self, name: str) -> list[ArtifactInfo]:
-        return []
-
-    def download_artifact(self, artifact_id: int) -> bytes:
-        raise AssertionError("nothing to download")
-
-    def workflow_run_conclusion(self, run_id: int) -> str | None:
-        return None
-
-
 def settings(**inputs: str) -> Settings:
     env = {f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()}
     return Settings.from_environ({**env, "GITHUB_REPOSITORY": "octo-org/octo-repo"})
@@ -215,7 +204,7 @@ def test_factory_builds_the_configured_store(tmp_path: Path) -> None:
 
     artifact = make_backend(
         settings(baseline="artifact", baseline_artifact="bl", report_dir="out"),
-        Artifacts(),
+        FakeGitHubPort(),
         tmp_path,
     )
     assert isinstance(artifact, ArtifactBackend)

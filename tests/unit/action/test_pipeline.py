@@ -16,34 +16,24 @@ from promptcanary.core.config import suite_from_text
 from promptcanary.core.evaluate import promotion_allowed
 from promptcanary.core.models import (
     BaselineSnapshot,
-    CanaryPrompt,
-    CanaryRunResult,
-    DriftReport,
-    DriftSeverity,
-    LLMResponse,
-    ProbeComparison,
-    ProbeResult,
-    ProviderConfig,
 )
 from promptcanary.core.suite import ModelSpec
-from promptcanary.providers.base import BaseLLMProvider, ProviderError
+from promptcanary.providers.base import ProviderError
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
 from promptcanary_action.baselines.base import BaselineStoreError
 from promptcanary_action.errors import UsageError
-from promptcanary_action.outcome import BaselineStatus, PairOutcome
+from promptcanary_action.outcome import BaselineStatus, PairOutcome, build_outcome
 from promptcanary_action.pipeline import (
     LoadedSuite,
-    build_outcome,
     find_suite_files,
-    gate_failed,
     models_for,
     run_pair,
-    untrustworthy_pairs,
-    verdict,
 )
 from promptcanary_action.render import comment_marker, render_comment, render_summary
 from promptcanary_action.settings import Settings
+from tests.fakes.provider_fake import FakeProvider, FakeProviderFactory
+from tests.unit.action.outcomes import run_result
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -68,33 +58,12 @@ prompts:
 # ── fakes ───────────────────────────────────────────────────────────────────
 
 
-class FakeProvider(BaseLLMProvider):
-    """Answers from a dict keyed by prompt id; an answer that is an exception is raised."""
-
-    def __init__(self, model: str, answers: dict[str, str | Exception]) -> None:
-        super().__init__(ProviderConfig(model_id=model))
-        self.answers = answers
-
-    def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:
-        answer = self.answers[prompt.id]
-        if isinstance(answer, Exception):
-            raise answer
-        return LLMResponse(
-            prompt_id=prompt.id, provider_model_id=self.config.model_id, content=answer
-        )
-
-
 GOOD: dict[str, str | Exception] = {"p1": "ok", "p2": '{"ok": true}'}
 
 
-class Factory:
+class Factory(FakeProviderFactory):
     def __init__(self, answers: dict[str, str | Exception] | None = None) -> None:
-        self.answers = answers or GOOD
-        self.calls: list[tuple[str, dict[str, Any], Path]] = []
-
-    def __call__(self, model: str, params: dict[str, Any], base: Path) -> BaseLLMProvider:
-        self.calls.append((model, params, base))
-        return FakeProvider(model, self.answers)
+        super().__init__(answers or GOOD)
 
 
 class DictBackend:
@@ -275,26 +244,7 @@ def test_no_model_anywhere_names_both_fixes() -> None:
     assert "`models:`" in message and "`models` input" in message
 
 
-# ── promotion, gate, verdict ────────────────────────────────────────────────
-
-
-def run_result(*, errors: int = 0, failed: int = 0, passed: int = 1) -> CanaryRunResult:
-    responses = [
-        LLMResponse(prompt_id=f"e{i}", provider_model_id="m", error="boom") for i in range(errors)
-    ] + [
-        LLMResponse(prompt_id=f"p{i}", provider_model_id="m", content="x")
-        for i in range(passed + failed)
-    ]
-    results = [
-        ProbeResult(probe_id="t", prompt_id=f"p{i}", passed=i < passed, score=float(i < passed))
-        for i in range(passed + failed)
-    ]
-    return CanaryRunResult(
-        suite_name="demo",
-        provider=ProviderConfig(model_id="m"),
-        llm_responses=responses,
-        probe_results=results,
-    )
+# ── promotion ───────────────────────────────────────────────────────────────
 
 
 @pytest.mark.parametrize(
@@ -311,110 +261,6 @@ def test_promotion_allowed(
     policy: str, regressions: bool, errors: int, allowed: bool, why: str
 ) -> None:
     assert promotion_allowed(policy, run_result(errors=errors), regressions) == (allowed, why)
-
-
-def drifted_pair(drop: float, *, n: int = 10, failed: int = 0, errors: int = 0) -> PairOutcome:
-    """A pair with one result dropping by ``drop`` among ``n`` comparisons."""
-    comparisons = [
-        ProbeComparison(
-            probe_id="t",
-            prompt_id=f"p{i}",
-            baseline_score=1.0,
-            current_score=1.0 - (drop if i == 0 else 0.0),
-            score_delta=-(drop if i == 0 else 0.0),
-            baseline_passed=True,
-            current_passed=not (i == 0 and drop > 0),
-            regression=i == 0 and drop > 0,
-        )
-        for i in range(n)
-    ]
-    # A regressed result is also a failed probe of the run, as in a real run.
-    run = run_result(errors=errors, failed=failed + (1 if drop > 0 else 0))
-    drift = DriftReport(
-        suite_name="demo",
-        provider=run.provider,
-        baseline_snapshot_id="s",
-        baseline_created_at=NOW,
-        current_run_id=run.run_id,
-        comparisons=comparisons,
-    )
-    return PairOutcome(suite_name="demo", suite_file="c.yaml", model="m", run=run, drift=drift)
-
-
-def test_severities_of_the_fixture_pairs() -> None:
-    # 1 of 10 regressed: share 0.10 → high; 1 of 30 with a 0.3 drop → medium; 0.1 drop → low.
-    assert drifted_pair(0.3).severity is DriftSeverity.HIGH
-    assert drifted_pair(0.3, n=30).severity is DriftSeverity.MEDIUM
-    assert drifted_pair(0.1, n=30).severity is DriftSeverity.LOW
-    assert drifted_pair(0.0).severity is DriftSeverity.NONE
-
-
-@pytest.mark.parametrize(
-    ("fail_on", "expected"),
-    [
-        ("never", [False, False, False, False]),
-        ("regression", [False, True, True, False]),
-        ("failure", [False, True, True, True]),
-        ("low", [False, True, True, False]),
-        ("medium", [False, False, True, False]),
-        ("high", [False, False, True, False]),
-        ("critical", [False, False, False, False]),
-    ],
-)
-def test_gate_for_every_fail_on_value(fail_on: str, expected: list[bool]) -> None:
-    clean = drifted_pair(0.0)
-    low = drifted_pair(0.1, n=30)
-    high = drifted_pair(0.3)
-    failing_no_drift = drifted_pair(0.0, failed=1)
-    got = [gate_failed([p], fail_on) for p in (clean, low, high, failing_no_drift)]
-    assert got == expected
-    assert gate_failed([clean, high], fail_on) == expected[2]
-
-
-def test_critical_gate_trips_on_a_critical_drift() -> None:
-    critical = drifted_pair(0.8)
-    assert critical.severity is DriftSeverity.CRITICAL
-    assert gate_failed([critical], "critical") is True
-
-
-def test_untrustworthy_pairs_exceed_the_error_rate() -> None:
-    ok = drifted_pair(0.0, errors=0)
-    bad = drifted_pair(0.0, errors=2)  # 2 of 3 responses errored
-    assert untrustworthy_pairs([ok, bad], 0.5) == [bad]
-    assert untrustworthy_pairs([ok, bad], 0.7) == []
-
-
-def test_verdict_lines() -> None:
-    high, clean = drifted_pair(0.3), drifted_pair(0.0)
-    no_baseline = clean.model_copy(update={"drift": None})
-    assert verdict([high, clean], True, False) == (
-        "❌ 1 regression(s) in 1 of 2 model run(s) (severity high)"
-    )
-    assert verdict([high], False, False).startswith("⚠️ 1 regression(s)")
-    assert verdict([clean], True, False) == "❌ Probes failed (fail-on: failure)"
-    assert verdict([clean, no_baseline], False, False) == "✅ No drift in 1 compared model run(s)"
-    assert verdict([no_baseline], False, False) == (
-        "✅ 1 model run(s) completed; no baseline to compare with yet"
-    )
-    assert verdict([high], True, True).startswith("⚠️ Untrustworthy run: 0 response(s) errored")
-
-
-def test_build_outcome_applies_settings() -> None:
-    settings = dataclasses.replace(
-        Settings(), fail_on="high", max_error_rate=0.5, comment_id="nightly"
-    )
-    pairs = [drifted_pair(0.3), drifted_pair(0.0, errors=2)]
-    outcome = build_outcome(pairs, settings, warnings=["w"], pr_number=7, sha="abc")
-    assert outcome.gate_failed is True
-    assert outcome.untrustworthy is True
-    assert outcome.fail_on == "high"
-    assert outcome.comment_id == "nightly"
-    assert outcome.pr_number == 7 and outcome.sha == "abc"
-    assert outcome.warnings == ["w"]
-    assert outcome.verdict == verdict(pairs, True, True)
-    calm = build_outcome([drifted_pair(0.0)], settings, warnings=[])
-    assert (calm.gate_failed, calm.untrustworthy) == (False, False)
-    assert calm.verdict.startswith("✅")
 
 
 # ── run_pair ────────────────────────────────────────────────────────────────

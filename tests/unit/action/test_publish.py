@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
@@ -20,15 +19,18 @@ from promptcanary.core.models import (
     ProbeResult,
     ProviderConfig,
 )
-from promptcanary_action.activity import Activity
-from promptcanary_action.annotations import Annotation, build_annotations
+from promptcanary_action.activity import Activity, PostComment
+from promptcanary_action.annotations import build_annotations
 from promptcanary_action.context import EventContext
-from promptcanary_action.github import GitHubError, GitHubNotFoundError, GitHubPermissionError
+from promptcanary_action.github_errors import (
+    GitHubError,
+    GitHubNotFoundError,
+    GitHubPermissionError,
+)
+from promptcanary_action.github_port import GitHubPort
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.publish import (
-    GitHubPort,
     PostCommentError,
-    conclusion,
     issue_marker,
     post_comment_file,
     publish,
@@ -38,73 +40,14 @@ from promptcanary_action.render import comment_marker
 from promptcanary_action.report_dir import STEP_FILE, write_reports
 from promptcanary_action.settings import Settings
 from promptcanary_action.workflow import Workflow
+from tests.fakes.github_port_fake import FakeGitHubPort
 
 HEAD = "a" * 40
 MARKER = comment_marker("default")
 
 
-class FakeGitHub:
-    """Implements GitHubPort; records every call; ``fail[method]`` is raised by that method."""
-
-    def __init__(self, fail: dict[str, GitHubError] | None = None, head: str = HEAD) -> None:
-        self.fail = fail or {}
-        self.head = head
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-
-    def _record(self, method: str, **args: Any) -> None:
-        self.calls.append((method, args))
-        if method in self.fail:
-            raise self.fail[method]
-
-    def named(self, method: str) -> list[dict[str, Any]]:
-        return [args for name, args in self.calls if name == method]
-
-    def upsert_comment(
-        self, pr_number: int, body: str, marker: str, *, mode: Literal["update", "new"] = "update"
-    ) -> str:
-        self._record("upsert_comment", pr_number=pr_number, body=body, marker=marker, mode=mode)
-        return f"https://github.test/pr/{pr_number}#comment"
-
-    def create_check_run(self, name: str, head_sha: str) -> int:
-        self._record("create_check_run", name=name, head_sha=head_sha)
-        return 77
-
-    def complete_check_run(
-        self,
-        check_run_id: int,
-        *,
-        conclusion: str,
-        title: str,
-        summary: str,
-        text: str = "",
-        annotations: Sequence[Annotation] = (),
-    ) -> str:
-        self._record(
-            "complete_check_run",
-            check_run_id=check_run_id,
-            conclusion=conclusion,
-            title=title,
-            summary=summary,
-            text=text,
-            annotations=list(annotations),
-        )
-        return f"https://github.test/runs/{check_run_id}"
-
-    def upsert_drift_issue(self, marker: str, title: str, body: str) -> str:
-        self._record("upsert_drift_issue", marker=marker, title=title, body=body)
-        return "https://github.test/issues/1"
-
-    def close_drift_issue(self, marker: str, comment: str) -> bool:
-        self._record("close_drift_issue", marker=marker, comment=comment)
-        return True
-
-    def pull_head_sha(self, pr_number: int) -> str:
-        self._record("pull_head_sha", pr_number=pr_number)
-        return self.head
-
-
-def _port(github: FakeGitHub) -> GitHubPort:
-    return github  # mypy checks that the fake implements the protocol
+def _port(github: FakeGitHubPort) -> GitHubPort:
+    return github  # mypy checks that the fake implements the port
 
 
 # ── outcomes ────────────────────────────────────────────────────────────────
@@ -198,7 +141,7 @@ def warnings_in(out: io.StringIO) -> list[str]:
 
 
 def run_publish(
-    github: FakeGitHub | None,
+    github: FakeGitHubPort | None,
     outcome: StepOutcome,
     *,
     settings: Settings | None = None,
@@ -215,7 +158,6 @@ def run_publish(
         github=_port(github) if github is not None else None,
         workflow=wf,
         comment="the comment body" + MARKER,
-        marker=MARKER,
         check_run=check_run,
     )
     return wf, out
@@ -226,7 +168,7 @@ def run_publish(
 
 @pytest.mark.parametrize(("mode", "expected"), [("update", "update"), ("new", "new")])
 def test_comment_is_posted_on_the_pr_in_the_configured_mode(mode: str, expected: str) -> None:
-    github = FakeGitHub()
+    github = FakeGitHubPort()
     settings = replace(Settings(), comment=mode)  # type: ignore[arg-type]
     wf, out = run_publish(github, make_outcome(make_pair("m", regressed=False)), settings=settings)
     (call,) = github.named("upsert_comment")
@@ -236,12 +178,12 @@ def test_comment_is_posted_on_the_pr_in_the_configured_mode(mode: str, expected:
         "marker": MARKER,
         "mode": expected,
     }
-    assert wf.outputs["comment-url"] == "https://github.test/pr/5#comment"
+    assert wf.outputs["comment-url"] == "https://github.test/pr/5#comment-1"
     assert warnings_in(out) == []
 
 
 def test_no_comment_when_the_activity_says_so_or_there_is_no_pr() -> None:
-    github = FakeGitHub()
+    github = FakeGitHubPort()
     run_publish(github, make_outcome(make_pair("m", regressed=False)), act=activity(comment=False))
     run_publish(
         github,
@@ -255,7 +197,7 @@ def test_no_comment_when_the_activity_says_so_or_there_is_no_pr() -> None:
 
 
 def test_start_check_run_on_the_head_commit() -> None:
-    github = FakeGitHub()
+    github = FakeGitHubPort()
     wf, _ = workflow()
     settings = replace(Settings(), check_name="Canary")
     assert start_check_run(settings, activity(), PR_CTX, _port(github), wf) == 77
@@ -266,7 +208,7 @@ def test_start_check_run_on_the_head_commit() -> None:
 
 
 def test_start_check_run_permission_error_is_a_warning() -> None:
-    github = FakeGitHub(
+    github = FakeGitHubPort(
         fail={"create_check_run": GitHubPermissionError("create a check run", "checks: write")}
     )
     wf, out = workflow()
@@ -288,8 +230,8 @@ def test_check_run_conclusion(regressed: bool, gate: bool, untrusted: bool, expe
     outcome = make_outcome(
         make_pair("m", regressed=regressed), gate_failed=gate, untrustworthy=untrusted
     )
-    assert conclusion(outcome) == expected
-    github = FakeGitHub()
+    assert outcome.conclusion == expected
+    github = FakeGitHubPort()
     wf, _ = run_publish(github, outcome)
     (call,) = github.named("complete_check_run")
     assert call["conclusion"] == expected
@@ -301,12 +243,12 @@ def test_an_unreadable_baseline_fails_the_check_run_as_it_fails_the_step() -> No
     broken = make_pair("m", regressed=False, with_drift=False).model_copy(
         update={"baseline_error": "baselines/x.json: not valid JSON"}
     )
-    assert conclusion(make_outcome(broken)) == "failure"
+    assert make_outcome(broken).conclusion == "failure"
 
 
 def test_annotations_are_passed_to_the_check_run() -> None:
     outcome = make_outcome(make_pair("m", regressed=True), gate_failed=True)
-    github = FakeGitHub()
+    github = FakeGitHubPort()
     run_publish(github, outcome)
     (call,) = github.named("complete_check_run")
     assert call["annotations"] == build_annotations(outcome)
@@ -316,7 +258,7 @@ def test_annotations_are_passed_to_the_check_run() -> None:
 
 
 def test_no_check_run_id_means_no_completion() -> None:
-    github = FakeGitHub()
+    github = FakeGitHubPort()
     run_publish(github, make_outcome(make_pair("m", regressed=False)), check_run=None)
     assert github.named("complete_check_run") == []
 
@@ -328,7 +270,7 @@ def test_issues_opened_for_drifted_pairs_and_closed_for_clean_ones() -> None:
     drifted = make_pair("bad/model", regressed=True)
     clean = make_pair("good/model", regressed=False)
     never_compared = make_pair("new/model", regressed=False, with_drift=False)
-    github = FakeGitHub()
+    github = FakeGitHubPort()
     run_publish(
         github,
         make_outcome(drifted, clean, never_compared, pr=None),
@@ -360,7 +302,7 @@ def test_closing_comment_escapes_suite_name_and_model() -> None:
     clean = make_pair("org/<b>model</b>", regressed=False).model_copy(
         update={"suite_name": "@org/team #12 *bold*"}
     )
-    github = FakeGitHub()
+    github = FakeGitHubPort()
     run_publish(
         github,
         make_outcome(clean, pr=None),
@@ -375,7 +317,7 @@ def test_closing_comment_escapes_suite_name_and_model() -> None:
 
 
 def test_no_issues_without_issue_on_drift() -> None:
-    github = FakeGitHub()
+    github = FakeGitHubPort()
     run_publish(github, make_outcome(make_pair("m", regressed=True), pr=None), ctx=PUSH_CTX)
     assert github.named("upsert_drift_issue") == [] and github.named("close_drift_issue") == []
 
@@ -395,7 +337,7 @@ def all_failing() -> dict[str, GitHubError]:
 
 
 def test_every_github_error_is_a_warning_naming_the_permission() -> None:
-    github = FakeGitHub(fail=all_failing())
+    github = FakeGitHubPort(fail=all_failing())
     outcome = make_outcome(make_pair("a", regressed=True), make_pair("b", regressed=False))
     wf, out = run_publish(github, outcome, act=activity(issue_on_drift=True))
     warnings = warnings_in(out)
@@ -415,7 +357,7 @@ def test_every_github_error_is_a_warning_naming_the_permission() -> None:
 
 
 def test_fork_comment_refusal_says_how_to_post_it_later() -> None:
-    github = FakeGitHub(fail=all_failing())
+    github = FakeGitHubPort(fail=all_failing())
     _, out = run_publish(github, make_outcome(make_pair("a", regressed=False)), ctx=FORK_CTX)
     comment_warning, check_warning = warnings_in(out)
     assert "pull-requests: write" in comment_warning
@@ -429,7 +371,7 @@ def test_fork_comment_refusal_says_how_to_post_it_later() -> None:
 
 
 def test_fork_note_for_a_permission_github_gives_no_hint_for() -> None:
-    github = FakeGitHub(
+    github = FakeGitHubPort(
         fail={"upsert_comment": GitHubPermissionError("comment", "contents: write")}
     )
     _, out = run_publish(github, make_outcome(make_pair("a", regressed=False)), ctx=FORK_CTX)
@@ -449,7 +391,8 @@ def test_without_github_one_warning_and_no_call() -> None:
 # ── post-comment mode ───────────────────────────────────────────────────────
 
 
-WORKFLOW_RUN_CTX = EventContext(event_name="workflow_run", sha="d" * 40, head_sha=HEAD)
+# What decide() answers for mode: post-comment on a workflow_run event for the run at HEAD.
+WORKFLOW_RUN = PostComment(expected_head=HEAD)
 
 
 def write_step(tmp_path: Path, outcome: StepOutcome) -> Path:
@@ -459,10 +402,10 @@ def write_step(tmp_path: Path, outcome: StepOutcome) -> Path:
 
 def test_post_comment_rerenders_and_posts_on_the_pr(tmp_path: Path) -> None:
     folder = write_step(tmp_path, make_outcome(make_pair("a", regressed=True), pr=5))
-    github = FakeGitHub()
+    github = FakeGitHubPort()
     wf, _ = workflow()
     settings = replace(Settings(), comment_id="fork")
-    assert post_comment_file(settings, WORKFLOW_RUN_CTX, _port(github), wf, folder) == 0
+    assert post_comment_file(settings, WORKFLOW_RUN, _port(github), wf, folder) == 0
     assert github.named("pull_head_sha") == [{"pr_number": 5}]
     (call,) = github.named("upsert_comment")
     assert call["pr_number"] == 5
@@ -470,13 +413,13 @@ def test_post_comment_rerenders_and_posts_on_the_pr(tmp_path: Path) -> None:
     assert call["body"].endswith(comment_marker("fork"))
     assert "fork's markdown" not in call["body"]
     assert "verdict line" in call["body"]
-    assert wf.outputs["comment-url"] == "https://github.test/pr/5#comment"
+    assert wf.outputs["comment-url"] == "https://github.test/pr/5#comment-1"
 
 
 def test_post_comment_without_step_file_names_it(tmp_path: Path) -> None:
     wf, _ = workflow()
     with pytest.raises(PostCommentError) as info:
-        post_comment_file(Settings(), WORKFLOW_RUN_CTX, _port(FakeGitHub()), wf, tmp_path)
+        post_comment_file(Settings(), WORKFLOW_RUN, _port(FakeGitHubPort()), wf, tmp_path)
     assert str(tmp_path / STEP_FILE) in str(info.value)
 
 
@@ -486,9 +429,9 @@ def test_post_comment_without_step_file_names_it(tmp_path: Path) -> None:
 def test_post_comment_with_invalid_step_file_names_it(tmp_path: Path, content: bytes) -> None:
     (tmp_path / STEP_FILE).write_bytes(content)
     wf, _ = workflow()
-    github = FakeGitHub()
+    github = FakeGitHubPort()
     with pytest.raises(PostCommentError) as info:
-        post_comment_file(Settings(), WORKFLOW_RUN_CTX, _port(github), wf, tmp_path)
+        post_comment_file(Settings(), WORKFLOW_RUN, _port(github), wf, tmp_path)
     assert str(info.value).startswith(f"{tmp_path / STEP_FILE}: not a PromptCanary step report")
     assert github.calls == []
 
@@ -496,19 +439,19 @@ def test_post_comment_with_invalid_step_file_names_it(tmp_path: Path, content: b
 def test_post_comment_without_pr_number_names_the_file(tmp_path: Path) -> None:
     folder = write_step(tmp_path, make_outcome(make_pair("a", regressed=False), pr=None))
     wf, _ = workflow()
-    github = FakeGitHub()
+    github = FakeGitHubPort()
     with pytest.raises(PostCommentError, match="not for a pull request") as info:
-        post_comment_file(Settings(), WORKFLOW_RUN_CTX, _port(github), wf, folder)
+        post_comment_file(Settings(), WORKFLOW_RUN, _port(github), wf, folder)
     assert str(folder / STEP_FILE) in str(info.value)
     assert github.calls == []
 
 
 def test_post_comment_refuses_when_the_pr_head_moved(tmp_path: Path) -> None:
     folder = write_step(tmp_path, make_outcome(make_pair("a", regressed=False), pr=5))
-    github = FakeGitHub(head="b" * 40)
+    github = FakeGitHubPort(head="b" * 40)
     wf, _ = workflow()
     with pytest.raises(PostCommentError) as info:
-        post_comment_file(Settings(), WORKFLOW_RUN_CTX, _port(github), wf, folder)
+        post_comment_file(Settings(), WORKFLOW_RUN, _port(github), wf, folder)
     message = str(info.value)
     assert str(folder / STEP_FILE) in message
     assert "#5" in message and "b" * 12 in message and HEAD[:12] in message
@@ -519,12 +462,12 @@ def test_post_comment_without_github_is_an_error(tmp_path: Path) -> None:
     folder = write_step(tmp_path, make_outcome(make_pair("a", regressed=False), pr=5))
     wf, _ = workflow()
     with pytest.raises(PostCommentError, match="github-token"):
-        post_comment_file(Settings(), WORKFLOW_RUN_CTX, None, wf, folder)
+        post_comment_file(Settings(), WORKFLOW_RUN, None, wf, folder)
 
 
 def test_post_comment_github_failure_is_a_warning(tmp_path: Path) -> None:
     folder = write_step(tmp_path, make_outcome(make_pair("a", regressed=False), pr=5))
-    github = FakeGitHub(
+    github = FakeGitHubPort(
         fail={
             "upsert_comment": GitHubPermissionError(
                 "comment on pull request #5", "pull-requests: write"
@@ -532,7 +475,7 @@ def test_post_comment_github_failure_is_a_warning(tmp_path: Path) -> None:
         }
     )
     wf, out = workflow()
-    assert post_comment_file(Settings(), WORKFLOW_RUN_CTX, _port(github), wf, folder) == 0
+    assert post_comment_file(Settings(), WORKFLOW_RUN, _port(github), wf, folder) == 0
     (warning,) = warnings_in(out)
     assert "pull-requests: write" in warning
 
@@ -543,8 +486,8 @@ def test_step_file_is_plain_json_the_fork_could_edit(tmp_path: Path) -> None:
     data = json.loads((folder / STEP_FILE).read_text(encoding="utf-8"))
     data["pr_number"] = 6
     (folder / STEP_FILE).write_text(json.dumps(data), encoding="utf-8")
-    github = FakeGitHub(head="c" * 40)  # PR #6 is at another commit
+    github = FakeGitHubPort(head="c" * 40)  # PR #6 is at another commit
     wf, _ = workflow()
     with pytest.raises(PostCommentError, match="#6"):
-        post_comment_file(Settings(), WORKFLOW_RUN_CTX, _port(github), wf, folder)
+        post_comment_file(Settings(), WORKFLOW_RUN, _port(github), wf, folder)
     assert github.named("upsert_comment") == []

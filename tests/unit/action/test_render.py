@@ -75,6 +75,32 @@ def response(prompt_id: str, content: str, *, error: str | None = None) -> LLMRe
     )
 
 
+def current_run(
+    comparisons: list[ProbeComparison],
+    provider: ProviderConfig,
+    text: str,
+    errors: dict[str, str],
+) -> CanaryRunResult:
+    """The run whose results the comparisons' current side describes; every prompt says ``text``
+    except the errored ones in ``errors``."""
+    prompt_ids = list(dict.fromkeys(c.prompt_id for c in comparisons))
+    responses = [response(p, text) for p in prompt_ids]
+    responses += [response(p, "", error=e) for p, e in errors.items()]
+    results = [
+        ProbeResult(
+            probe_id=c.probe_id,
+            probe_key=c.probe_key,
+            prompt_id=c.prompt_id,
+            passed=c.current_passed,
+            score=c.current_score,
+        )
+        for c in comparisons
+    ]
+    return CanaryRunResult(
+        suite_name="demo", provider=provider, llm_responses=responses, probe_results=results
+    )
+
+
 def make_pair(
     comparisons: list[ProbeComparison] | None = None,
     *,
@@ -93,23 +119,7 @@ def make_pair(
     comparisons = comparisons or []
     provider = ProviderConfig(model_id=model)
     prompt_ids = list(dict.fromkeys(c.prompt_id for c in comparisons))
-    current_responses = [response(p, current_text) for p in prompt_ids]
-    current_responses += [response(p, "", error=e) for p, e in (current_errors or {}).items()]
-    run = CanaryRunResult(
-        suite_name="demo",
-        provider=provider,
-        llm_responses=current_responses,
-        probe_results=[
-            ProbeResult(
-                probe_id=c.probe_id,
-                probe_key=c.probe_key,
-                prompt_id=c.prompt_id,
-                passed=c.current_passed,
-                score=c.current_score,
-            )
-            for c in comparisons
-        ],
-    )
+    run = current_run(comparisons, provider, current_text, current_errors or {})
     baseline_run = CanaryRunResult(
         suite_name="demo",
         provider=provider,

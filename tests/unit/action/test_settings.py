@@ -9,7 +9,7 @@ import pytest
 
 from promptcanary_action.settings import GitHubEnv, InputError, Settings
 
-# The valid values of every enumerated input, as DESIGN §4 lists them (in that order: the error
+# The valid values of every enumerated input, in the order action.yml lists them (the error
 # message lists them in this order too).
 CHOICES = {
     ("baseline", "baseline"): ["branch", "artifact", "path", "none"],
@@ -309,13 +309,7 @@ def test_github_env_is_read_from_the_runner_variables() -> None:
         api_url="https://ghe.example.com/api/v3",
         server_url="https://ghe.example.com",
         workspace=Path("/github/workspace"),
-        output_path=Path("/github/file_commands/set_output_1"),
-        summary_path=Path("/github/file_commands/step_summary_1"),
         run_id="123456",
-        run_attempt="2",
-        job="canary",
-        workflow="CI",
-        actor="octocat",
     )
 
 
@@ -323,7 +317,7 @@ def test_github_env_defaults_outside_a_runner() -> None:
     github = GitHubEnv.from_environ({"GITHUB_API_URL": "", "GITHUB_OUTPUT": ""})
     assert github.api_url == "https://api.github.com"
     assert github.server_url == "https://github.com"
-    assert github.output_path is None and github.summary_path is None and github.event_path is None
+    assert github.event_path is None and github.workspace is None
     assert github.run_url is None
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import io
 import random
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,15 +252,14 @@ def test_a_hanging_call_is_cut_by_the_timeout_guard_and_retried() -> None:
         return "answer"
 
     provider = FakeProvider(answer)
-    started = time.monotonic()
+    # A 30 s answer that came back would not be errored: the timeout cut it (pytest-timeout
+    # guards the wall clock; speed is bench/'s business).
     result = run(make_suite(2), provider, timeout=0.05, max_retries=1)
-    elapsed = time.monotonic() - started
 
     p0 = result.responses_for("p0")[0]
     assert p0.errored and "timed out" in (p0.error or "") and p0.retries == 1
     assert provider.calls.attempts[("p0", 0)] == 2
     assert provider.calls.log[0][3] == 0.05  # the provider was told the timeout too
-    assert elapsed < 5
 
 
 def test_provider_returning_a_non_response_is_errored() -> None:

@@ -1,0 +1,64 @@
+"""Runs and pair outcomes with known figures, for the action's unit tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from promptcanary.core.models import (
+    CanaryRunResult,
+    DriftReport,
+    LLMResponse,
+    ProbeComparison,
+    ProbeResult,
+    ProviderConfig,
+)
+from promptcanary_action.outcome import PairOutcome
+
+NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def run_result(*, errors: int = 0, failed: int = 0, passed: int = 1) -> CanaryRunResult:
+    responses = [
+        LLMResponse(prompt_id=f"e{i}", provider_model_id="m", error="boom") for i in range(errors)
+    ] + [
+        LLMResponse(prompt_id=f"p{i}", provider_model_id="m", content="x")
+        for i in range(passed + failed)
+    ]
+    results = [
+        ProbeResult(probe_id="t", prompt_id=f"p{i}", passed=i < passed, score=float(i < passed))
+        for i in range(passed + failed)
+    ]
+    return CanaryRunResult(
+        suite_name="demo",
+        provider=ProviderConfig(model_id="m"),
+        llm_responses=responses,
+        probe_results=results,
+    )
+
+
+def drifted_pair(drop: float, *, n: int = 10, failed: int = 0, errors: int = 0) -> PairOutcome:
+    """A pair with one result dropping by ``drop`` among ``n`` comparisons."""
+    comparisons = [
+        ProbeComparison(
+            probe_id="t",
+            prompt_id=f"p{i}",
+            baseline_score=1.0,
+            current_score=1.0 - (drop if i == 0 else 0.0),
+            score_delta=-(drop if i == 0 else 0.0),
+            baseline_passed=True,
+            current_passed=not (i == 0 and drop > 0),
+            regression=i == 0 and drop > 0,
+        )
+        for i in range(n)
+    ]
+    # A regressed result is also a failed probe of the run, as in a real run.
+    run = run_result(errors=errors, failed=failed + (1 if drop > 0 else 0))
+    drift = DriftReport(
+        suite_name="demo",
+        provider=run.provider,
+        baseline_snapshot_id="s",
+        baseline_created_at=NOW,
+        current_run_id=run.run_id,
+        comparisons=comparisons,
+    )
+    return PairOutcome(suite_name="demo", suite_file="c.yaml", model="m", run=run, drift=drift)
