@@ -21,8 +21,8 @@ from promptcanary.core.models import CanaryRunResult, DriftReport, DriftSeverity
 from promptcanary.core.suite import resolve_line
 from promptcanary.core.usage import UsageComparison, UsageFinding
 from promptcanary_action.links import suite_line_url
-from promptcanary_action.trend import DEFAULT_TREND_POINTS, Trend, build_trend
 from promptcanary_action.settings import Settings
+from promptcanary_action.trend import DEFAULT_TREND_POINTS, Trend, build_trend
 
 Conclusion = Literal["success", "neutral", "failure"]
 
