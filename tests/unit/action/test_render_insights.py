@@ -11,6 +11,7 @@ from promptcanary_action.render import (
     check_run_output,
     comment_marker,
     render_comment,
+    render_issue,
     render_summary,
 )
 from tests.unit.action.test_render import comparison, make_outcome, make_pair
@@ -102,6 +103,9 @@ def test_severity_is_explained_once_where_a_comparison_shows_it() -> None:
 
     assert compared.count("<sub>Severity: critical when ≥ 25% of comparisons regressed") == 1
     assert "Severity:" not in first_run
+    pair = make_pair([comparison("p1")])
+    _, issue = render_issue(make_outcome(pair), pair)
+    assert issue.count("<sub>Severity: critical when") == 1
 
 
 def test_usage_table_compact_in_the_comment_full_in_the_summary() -> None:
