@@ -10,25 +10,11 @@ import pytest
 from promptcanary_action.baselines.branch import BranchBackend
 from tests.e2e.conftest import HEAD_SHA, MODEL, PR_NUMBER, ActionHarness, line_of, suite_text
 from tests.e2e.runner import DEFAULT_REPOSITORY
+from tests.e2e.test_action_pr import PROMPTS
 from tests.fakes.git_fixtures import GitWorkspace
 
 pytestmark = pytest.mark.e2e
 
-PROMPTS = """\
-  - id: refund-policy
-    text: What is the refund window?
-    probes:
-      - type: keyword_presence
-        id: mentions-days
-        required_keywords: [30 days]
-  - id: greeting
-    text: Greet the customer
-    probes:
-      - type: keyword_presence
-        id: says-hello
-        required_keywords: [hello]
-        case_sensitive: false
-"""
 # A model id Mermaid would misread if it reached the chart as it is.
 HOSTILE_MODEL = 'openai/fake;"v2"'
 LINE_RE = re.compile(r'^\s*line "([^"]*)" \[([^\]]*)\]$', re.MULTILINE)
