@@ -31,25 +31,19 @@ _LABEL_LIMIT = 40
 _UNSAFE_LABEL = re.compile(r"[^A-Za-z0-9 ._:/@+=()\[\]-]")
 
 
-LINE_COLOURS = (
-    ("blue", "#0969da"),
-    ("orange", "#bc4c00"),
-    ("green", "#1a7f37"),
-    ("purple", "#8250df"),
-    ("red", "#cf222e"),
-    ("grey", "#59636e"),
-)
-"""Line colours in order (Mermaid's default palette starts with a pale one); the legend names
-them, since GitHub's Mermaid draws no legend for line charts."""
+LINE_COLOURS = ("royalblue", "darkorange", "seagreen", "mediumpurple", "crimson", "slategray")
+"""Line colours in order, by CSS name: Mermaid's default palette starts with a near-white one,
+and a "#hex" code would read as an issue reference to a markdown scanner. The legend names them,
+since GitHub's Mermaid draws no legend for line charts."""
 _INIT = (
     '%%{init: {"xyChart": {"height": 320}, "themeVariables": {"xyChart": '
-    '{"plotColorPalette": "' + ", ".join(code for _, code in LINE_COLOURS) + '"}}}}%%'
+    '{"plotColorPalette": "' + ", ".join(LINE_COLOURS) + '"}}}}%%'
 )
 
 
 def colour_name(index: int) -> str:
     """The name of the colour of the ``index``-th line (the palette repeats)."""
-    return LINE_COLOURS[index % len(LINE_COLOURS)][0]
+    return LINE_COLOURS[index % len(LINE_COLOURS)]
 
 
 @dataclass(frozen=True)

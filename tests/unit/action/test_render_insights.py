@@ -64,7 +64,7 @@ def test_the_comment_draws_the_trend_and_the_check_run_a_sparkline() -> None:
     _, check_summary, _ = check_run_output(outcome)
 
     assert comment.count("```mermaid") == 1
-    assert "Lines: `gpt-4o` (blue)" in comment
+    assert "Lines: `gpt-4o` (royalblue)" in comment
     assert "```mermaid" not in check_summary
     assert "**Score trend** of demo" in check_summary
     assert "▇█▁" in check_summary or "█▁" in check_summary
