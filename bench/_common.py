@@ -110,6 +110,26 @@ def build_suite(n_prompts: int, probes: list[Any] | None = None, name: str = "be
     return CanarySuite(name=name, prompts=prompts, probes=probes or cheap_probes())
 
 
+# ── entrypoint.py as the runner starts it ──────────────────────────────────
+
+
+def action_env(
+    root: Path, workspace: Path, inputs: dict[str, str], env: dict[str, str]
+) -> dict[str, str]:
+    """A workflow_dispatch step's environment (``tests/e2e/runner.build_env``) with
+    ``baseline: none``, no comment and no check run; ``inputs`` add to or override those."""
+    from tests.e2e.runner import build_env
+
+    return build_env(
+        root,
+        inputs={"baseline": "none", "comment": "off", "check-run": "false", **inputs},
+        event_name="workflow_dispatch",
+        event={"repository": {"full_name": "octo-org/octo-repo", "default_branch": "main"}},
+        workspace=workspace,
+        env=env,
+    )
+
+
 # ── the fake LLM server in its own process ──────────────────────────────────
 
 # The server runs in a child process: on two cores an in-process server would fight the engine for

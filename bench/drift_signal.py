@@ -1,16 +1,18 @@
-"""Signal benchmark: how often compare() cries wolf, and how often it catches real drift.
+"""Signal benchmark: how often a verdict cries wolf, how often it catches real drift, at what cost.
 
-Simulates suites of 100 (prompt, probe) comparisons with known per-probe behaviour, builds real
-``CanaryRunResult`` / ``BaselineSnapshot`` objects and runs the real ``compare()``. Prints, never
-asserts. Seeded (``random.Random``), so two runs print the same table.
+Two tables, both seeded (two runs print the same figures), printing and never asserting:
 
-The simulated suite (a realistic mix for a prompt-regression suite):
-  * 85 pass/fail probes that always pass (pass rate 1.0: JSON validity, tool name, ...);
-  * 10 pass/fail probes that sometimes fail, pass rates spread over 0.90–0.97 (one at 0.95);
-  * 5 continuous-score probes (length / verbosity-like): score ~ Normal(mu, sd) rounded to 0.01,
-    mu 0.70–0.90, sd 0.05–0.15, passing at score ≥ 0.6.
-"No drift" draws baseline and current from the same behaviour. "Drift" makes the 0.95 probe
-pass with rate 0.50 in the current run only.
+1. **samples: auto** (the default): the adaptive procedure of ``promptcanary.core.sequential``
+   played over a history of promoted runs: each row is a chain of runs, each compared against the
+   pool of the last K promoted ones (the no-drift run of each step is promoted; the drifted runs
+   of the same step are compared against the same pool and not promoted). The first K runs fill
+   the pool and are not counted. ``bench/_drift_model.py`` describes the suite and the model.
+2. **fixed samples** (1, 5, 10 answers a prompt a side): the real ``compare()`` on real
+   ``CanaryRunResult`` / ``BaselineSnapshot`` objects, as before ``samples: auto``.
+
+The simulated suite is the same in both: 100 comparisons (85 always pass, 10 pass 90-97% of the
+time, 5 continuous scores). "Drift" makes the 0.95 probe pass at 0.50 (or 0.75) in the current
+run only.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from math import comb
@@ -29,6 +30,8 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import _drift_model as dm
+from bench._common import machine_note
 from promptcanary.core import stats
 from promptcanary.core.comparator import compare
 from promptcanary.core.models import (
@@ -39,45 +42,19 @@ from promptcanary.core.models import (
     Provenance,
     ProviderConfig,
 )
+from promptcanary.core.sequential import Policy
 
 SEED = 20240611
-RUNS = 500
+RUNS = int(os.environ.get("DRIFT_SIGNAL_RUNS", "500"))
 ALPHA = 0.05
 THRESHOLD = 0.05
-DRIFT_KEY = "flaky-0"
+DRIFT_KEY = dm.DRIFT_KEY
 DRIFT_RATE = 0.50
 PROVIDER = ProviderConfig(model_id="sim/model")
 _EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 
-Draw = Callable[[random.Random], tuple[float, bool]]
 
-
-def _binary(rate: float) -> Draw:
-    def draw(rng: random.Random) -> tuple[float, bool]:
-        ok = rng.random() < rate
-        return (1.0 if ok else 0.0), ok
-
-    return draw
-
-
-def _continuous(mu: float, sd: float) -> Draw:
-    def draw(rng: random.Random) -> tuple[float, bool]:
-        score = min(1.0, max(0.0, round(rng.gauss(mu, sd), 2)))
-        return score, score >= 0.6
-
-    return draw
-
-
-def suite_behaviour() -> dict[str, Draw]:
-    probes: dict[str, Draw] = {f"stable-{i}": _binary(1.0) for i in range(85)}
-    flaky_rates = [0.95, 0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.97]
-    probes.update({f"flaky-{i}": _binary(r) for i, r in enumerate(flaky_rates)})
-    shapes = [(0.90, 0.05), (0.85, 0.08), (0.80, 0.10), (0.75, 0.12), (0.70, 0.15)]
-    probes.update({f"score-{i}": _continuous(mu, sd) for i, (mu, sd) in enumerate(shapes)})
-    return probes
-
-
-def _run(rng: random.Random, behaviour: dict[str, Draw], samples: int) -> CanaryRunResult:
+def _run(rng: random.Random, behaviour: dict[str, dm.Draw], samples: int) -> CanaryRunResult:
     results = []
     for key, draw in behaviour.items():
         for s in range(samples):
@@ -146,17 +123,10 @@ def _midp_regressions(base: CanaryRunResult, cur: CanaryRunResult) -> set[str]:
     }
 
 
-def all_flaky_behaviour() -> dict[str, Draw]:
-    """A stress suite for the false-alarm control: 100 pass/fail probes, every one at 0.90."""
-    return {f"flaky-{i}": _binary(0.90) for i in range(100)}
-
-
 def simulate(samples: int, drift: bool, seed: int, stress: bool = False) -> Tally:
     rng = random.Random(seed)
-    behaviour = all_flaky_behaviour() if stress else suite_behaviour()
-    drifted = dict(behaviour)
-    if drift:
-        drifted[DRIFT_KEY] = _binary(DRIFT_RATE)
+    behaviour = dm.all_flaky_behaviour() if stress else dm.suite_behaviour()
+    drifted = dm.drifted(behaviour, DRIFT_RATE) if drift else behaviour
     tally = Tally()
     for _ in range(RUNS):
         base_run = _run(rng, behaviour, samples)
@@ -202,8 +172,7 @@ def oracle_ceiling(n: int, level: float, p_base: float = 0.95, p_cur: float = DR
     return sum(_binom(k, n, p_cur) for k in range(c + 1))
 
 
-def main() -> None:
-    started = time.perf_counter()
+def fixed_table() -> None:
     print(
         f"{RUNS} simulated runs per row, suite of 100 comparisons, alpha={ALPHA}, "
         f"threshold={THRESHOLD}; drift = one probe 0.95 → {DRIFT_RATE} pass rate."
@@ -252,6 +221,155 @@ def main() -> None:
             f"{fisher_ceiling(n, ALPHA / 6):.3f};  test that knows the baseline rate "
             f"{oracle_ceiling(n, ALPHA):.3f} / {oracle_ceiling(n, ALPHA / 6):.3f}"
         )
+
+
+# ── samples: auto ───────────────────────────────────────────────────────────
+
+POLICY = Policy()
+DEFAULT_POOL = 20
+"""The action's default ``baseline-pool``."""
+
+
+@dataclass
+class AutoTally:
+    runs: int = 0
+    alarms: int = 0
+    caught: int = 0
+    inconclusive: int = 0
+    answers: int = 0
+    prompts: int = 0
+
+    def add(self, regressed: set[str], inconclusive: int, answers: int, prompts: int) -> None:
+        self.runs += 1
+        self.alarms += bool(regressed)
+        self.caught += DRIFT_KEY in regressed
+        self.inconclusive += inconclusive
+        self.answers += answers
+        self.prompts += prompts
+
+
+def chain(
+    pool_size: int, drifts: tuple[float, ...], seed: int, *, deterministic: bool = False,
+    stress: bool = False,
+) -> list[AutoTally]:  # fmt: skip
+    """One history of RUNS promoted no-drift runs; per step also one run per drifted rate."""
+    rng = random.Random(seed)
+    behaviour = dm.all_flaky_behaviour() if stress else dm.suite_behaviour()
+    base = dm.Model.frozen(behaviour, rng) if deterministic else dm.Model(behaviour)
+    models = [base] + [dm.Model(dm.drifted(behaviour, rate)) for rate in drifts]
+    tallies = [AutoTally() for _ in models]
+    history: list[dict[str, dm.PromptSummary]] = []
+    for step in range(pool_size + RUNS):
+        outcomes = [dm.adaptive_run(m, history[-pool_size:], POLICY, rng) for m in models]
+        history.append(outcomes[0].summary)
+        if step < pool_size:
+            continue  # the pool is still filling
+        for tally, outcome in zip(tallies, outcomes, strict=True):
+            tally.add(outcome.regressed, outcome.inconclusive, outcome.answers, len(behaviour))
+    return tallies
+
+
+def auto_table(*, real_runner: bool) -> None:
+    plan = [
+        ("default", DEFAULT_POOL, (0.50, 0.75), {}),
+        ("deterministic", DEFAULT_POOL, (), {"deterministic": True}),
+        ("stress", DEFAULT_POOL, (), {"stress": True}),
+        ("pool 5", 5, (0.50,), {}),
+        ("pool 1", 1, (0.50,), {}),
+    ]
+    job = _runner_job if real_runner else _chain_job
+    started = time.perf_counter()
+    with multiprocessing.Pool(2) as pool:
+        results = pool.starmap(
+            job, [(k, d, SEED + 100 + i, kw) for i, (_, k, d, kw) in enumerate(plan)]
+        )
+    rows = []
+    for (label, k, drifts, _), tallies in zip(plan, results, strict=True):
+        names = ["no drift"] + [f"0.95 → {r:.2f}" for r in drifts]
+        for name, t in zip(names, tallies, strict=True):
+            scenario = name if label in ("default", "pool 5", "pool 1") else f"{label}, {name}"
+            caught = f"{100 * t.caught / t.runs:.1f}%" if name != "no drift" else "-"
+            rows.append(
+                [scenario, k, t.runs, f"{100 * t.alarms / t.runs:.1f}%", caught,
+                 f"{t.inconclusive / t.runs:.2f}", f"{t.answers / t.prompts:.2f}"]
+            )  # fmt: skip
+    how = (
+        "the real runner (CanarySuite.run, compare, promote) with a seeded fake provider"
+        if real_runner
+        else "the fast model of sampling (pass flags drawn directly, same decision rules)"
+    )
+    print(
+        f"samples: auto (min {POLICY.min_samples}, max {POLICY.max_samples}, alpha {POLICY.alpha},"
+        f" futility: no drop of {POLICY.margin} at LR {1 / POLICY.futility_level:g}); "
+        f"{RUNS} counted runs per row after the pool filled; {how}; "
+        f"{time.perf_counter() - started:.0f} s."
+    )
+    print("| scenario | pool K | runs | runs with ≥1 regression | drifted probe caught |"
+          " inconclusive per run | answers per prompt |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(str(c) for c in row) + " |")
+    print(
+        f"Fixed samples: max ({POLICY.max_samples}) would cost {POLICY.max_samples} answers per "
+        "prompt; 'stress' is 100 probes all at pass rate 0.90. Monte Carlo error about ±1 point "
+        "near 5%, ±1.3 near 90%."
+    )
+
+
+def runner_chain(
+    pool_size: int, drifts: tuple[float, ...], seed: int, *, deterministic: bool = False,
+    stress: bool = False,
+) -> list[AutoTally]:  # fmt: skip
+    """:func:`chain` through the real runner: ``CanarySuite.run(samples="auto", baseline=...)``
+    with the seeded fake provider, ``compare()`` on the result, ``promote()`` for the pool."""
+    from bench._drift_provider import SimProvider, sim_suite
+    from promptcanary.core.pool import promote
+
+    rng = random.Random(seed)
+    behaviour = dm.all_flaky_behaviour() if stress else dm.suite_behaviour()
+    suite = sim_suite(list(behaviour))
+    base = dm.Model.frozen(behaviour, rng) if deterministic else dm.Model(behaviour)
+    models = [base] + [dm.Model(dm.drifted(behaviour, rate)) for rate in drifts]
+    tallies = [AutoTally() for _ in models]
+    snapshot = None
+    for step in range(pool_size + RUNS):
+        runs = [
+            suite.run(SimProvider(m, rng), show_progress=False, baseline=snapshot,
+                      baseline_pool=pool_size, max_retries=0)
+            for m in models
+        ]  # fmt: skip
+        if step >= pool_size:  # the pool is full: count
+            assert snapshot is not None
+            for tally, run in zip(tallies, runs, strict=True):
+                report = compare(snapshot, run)
+                flagged = {c.prompt_id for c in report.regressions}
+                tally.add(flagged, len(report.inconclusive), len(run.llm_responses), len(behaviour))
+        snapshot = promote(runs[0], snapshot, pool_size)
+    return tallies
+
+
+def _runner_job(
+    pool_size: int, drifts: tuple[float, ...], seed: int, kw: dict[str, bool]
+) -> list[AutoTally]:
+    return runner_chain(pool_size, drifts, seed, **kw)
+
+
+def _chain_job(
+    pool_size: int, drifts: tuple[float, ...], seed: int, kw: dict[str, bool]
+) -> list[AutoTally]:
+    return chain(pool_size, drifts, seed, **kw)
+
+
+def main() -> None:
+    """``--model``: the fast model of sampling instead of the real runner (seconds, not minutes);
+    ``--no-fixed``: skip the fixed-sample rows."""
+    started = time.perf_counter()
+    print(machine_note())
+    print()
+    auto_table(real_runner="--model" not in sys.argv)
+    if "--no-fixed" not in sys.argv:
+        print()
+        fixed_table()
     print(f"\n({time.perf_counter() - started:.1f} s)")
 
 

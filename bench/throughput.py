@@ -10,7 +10,12 @@ Then a memory line: 1,000- and 5,000-prompt runs at latency 0, c=32, RSS before 
 and the growth per prompt (a run keeps every response, so some growth per prompt is expected;
 it should be roughly the same per prompt at both sizes, not growing with N).
 
-    .venv/bin/python bench/throughput.py [--latency 0.1] [--quick]
+The ``x c=1`` column is the speed-up over the sequential reference (one request at a time, the
+c = 1 row of the same N). ``--sizes``/``--concurrency`` pick rows, ``--repeat`` takes the median
+of several runs per row (wall and CPU separately).
+
+    .venv/bin/python bench/throughput.py [--latency 0.1] [--quick] [--repeat 3]
+    .venv/bin/python bench/throughput.py --sizes 200 --concurrency 1,16 --repeat 5 --no-memory
 """
 
 from __future__ import annotations
@@ -31,7 +36,15 @@ import math
 import time
 from typing import Any
 
-from bench._common import build_suite, fake_server, machine_note, peak_rss_mb, print_table, rss_mb
+from bench._common import (
+    build_suite,
+    fake_server,
+    machine_note,
+    median,
+    peak_rss_mb,
+    print_table,
+    rss_mb,
+)
 
 SIZES = (50, 200, 1000)
 CONCURRENCY = (1, 8, 16, 32)
@@ -60,48 +73,68 @@ def run_once(url: str, n_prompts: int, concurrency: int) -> tuple[float, Any]:
     return seconds, result
 
 
-def throughput_table(latency: float, quick: bool) -> None:
+def measure(url: str, n: int, c: int, repeat: int, server: Any) -> dict[str, Any]:
+    """Median wall seconds and CPU seconds of ``repeat`` runs, with the last run's details."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        server.reset()
+        cpu = time.process_time()
+        seconds, result = run_once(url, n, c)
+        cpus.append(time.process_time() - cpu)
+        walls.append(seconds)
+    errored = sum(1 for r in result.llm_responses if r.errored)
+    return {
+        "wall": median(walls),
+        "cpu": median(cpus),
+        "errored": errored,
+        "connections": server.stats()["connections"],
+    }
+
+
+def throughput_table(
+    latency: float, quick: bool, sizes: tuple[int, ...], levels: tuple[int, ...], repeat: int
+) -> None:
     limit = QUICK_MAX_IDEAL_SECONDS if quick else MAX_IDEAL_SECONDS
     rows: list[list[Any]] = []
     with fake_server(latency) as server:
         run_once(server.url, 8, 8)  # warm-up: LiteLLM's import and first-request setup
-        for n in SIZES:
-            for c in CONCURRENCY:
+        for n in sizes:
+            sequential: float | None = None
+            for c in levels:
                 ideal = math.ceil(n / c) * latency
                 if ideal > limit:
                     rows.append(
-                        [n, c, "skipped", f"{ideal:.1f}", f"ideal > {limit:g} s", "", "", "", ""]
+                        [n, c, "skipped", f"{ideal:.1f}", f"ideal > {limit:g} s"] + [""] * 5
                     )
                     continue
-                server.reset()
-                cpu = time.process_time()
-                seconds, result = run_once(server.url, n, c)
-                cpu = time.process_time() - cpu
-                stats = server.stats()
-                errored = sum(1 for r in result.llm_responses if r.errored)
-                ratio = seconds / ideal if ideal else float("nan")
+                m = measure(server.url, n, c, repeat, server)
+                if c == 1:
+                    sequential = m["wall"]
+                ratio = m["wall"] / ideal if ideal else float("nan")
                 rows.append(
                     [
                         n,
                         c,
-                        f"{seconds:.2f}",
+                        f"{m['wall']:.2f}",
                         f"{ideal:.2f}",
-                        f"{ratio:.2f}" + ("" if not errored else f" ({errored} errored)"),
-                        f"{n / seconds:.0f}",
-                        f"{cpu / n * 1000:.2f}",
-                        stats["connections"],
+                        f"{ratio:.2f}" + (f" ({m['errored']} errored)" if m["errored"] else ""),
+                        f"{sequential / m['wall']:.1f}" if sequential else "",
+                        f"{n / m['wall']:.0f}",
+                        f"{m['cpu'] / n * 1000:.2f}",
+                        m["connections"],
                         f"{peak_rss_mb():.0f}",
                     ]
                 )
     print_table(
         f"Run phase vs the latency limit (L = {latency * 1000:g} ms per request, 3 cheap probes;"
-        " target: ratio <= 1.25 at N=200, c=16)",
+        f" median of {repeat}; target: ratio <= 1.25 at N=200, c=16)",
         [
             "N",
             "c",
             "wall s",
             "ideal s",
             "ratio",
+            "x c=1",
             "req/s",
             "CPU ms/req",
             "connections",
@@ -146,10 +179,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--latency", type=float, default=0.1, help="seconds per request")
     parser.add_argument("--quick", action="store_true", help="only the short combinations")
+    parser.add_argument("--sizes", type=_ints, default=SIZES, help="N values, e.g. 200")
+    parser.add_argument("--concurrency", type=_ints, default=CONCURRENCY, help="e.g. 1,16")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per row (median)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the memory table")
     args = parser.parse_args()
     print(f"machine: {machine_note()}")
-    throughput_table(args.latency, args.quick)
-    memory_table(args.quick)
+    throughput_table(args.latency, args.quick, args.sizes, args.concurrency, max(1, args.repeat))
+    if not args.no_memory:
+        memory_table(args.quick)
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(","))
 
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ from promptcanary.core.models import (
     DriftReport,
     slugify,
 )
+from promptcanary.core.pool import DEFAULT_POOL, MAX_POOL, promote
+from promptcanary.core.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
 from promptcanary.core.terminal import format_drift, format_run, terminal_safe
 from promptcanary.core.yaml_source import SuiteConfigError
@@ -155,11 +157,17 @@ def _per_model(path: str, model: str, several: bool) -> Path:
 
 def _run_options(args: argparse.Namespace, target: Path | None) -> RunOptions:
     """The flags that shape a run; unset ones leave the suite's ``defaults:`` in force."""
+    low, high = args.min_samples, args.max_samples
+    if low is not None and high is not None and low > high:
+        raise CliError(f"--min-samples {low} is above --max-samples {high}")
     return RunOptions(
         temperature=args.temperature,
         max_tokens=args.max_tokens,
         seed=args.seed,
         samples=args.samples,
+        min_samples=args.min_samples,
+        max_samples=args.max_samples,
+        baseline_pool=args.baseline_pool,
         concurrency=args.concurrency,
         timeout=args.timeout,
         max_retries=args.max_retries,
@@ -186,7 +194,8 @@ def _run_one(
     except ReplayFileError as exc:
         raise CliError(str(exc)) from None
     record = _per_model(args.record, spec.model, several) if args.record else None
-    run = run_suite_blocking(suite, provider, _run_options(args, record))
+    baseline = _given_baseline(args)
+    run = run_suite_blocking(suite, provider, _run_options(args, record), baseline=baseline)
     print(format_run(run), file=out)
     if args.output_json:
         target = _per_model(args.output_json, spec.model, several)
@@ -198,14 +207,26 @@ def _run_one(
         atomic_write_text(_per_model(args.output_md, spec.model, several), render_run_markdown(run))
     # --save-baseline promotes whatever ran, unless too many responses errored.
     policy = EvaluationPolicy(promotion="always", max_error_rate=args.max_error_rate)
-    return evaluate(None, run, suite, policy)
+    evaluation = evaluate(baseline, run, suite, policy)
+    if evaluation.drift is not None:
+        print(format_drift(evaluation.drift), file=out)
+    return evaluation
+
+
+def _given_baseline(args: argparse.Namespace) -> BaselineSnapshot | None:
+    """``run --baseline FILE``: the snapshot (and its pool) an adaptive run decides against."""
+    from promptcanary.storage.base import snapshot_from_json
+
+    if not args.baseline:
+        return None
+    return snapshot_from_json(_read(args.baseline, "baseline file"), args.baseline)
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _import_probe_modules(args.probe_module or [])
     suite = _load_suite(args.config)
     models = _models(args, suite, Path(args.config))
-    untrusted, failed = [], False
+    untrusted, failed, regressed = [], False, False
     for model in models:
         spec = model[0]
         evaluation = _run_one(args, suite, model, len(models) > 1, out)
@@ -215,7 +236,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             # Errored results are never compared: such a baseline would hide every later drift.
             print("Baseline not saved: too many errored responses.", file=out)
         elif args.save_baseline:
-            _save_baseline(run, args.baseline_dir, out)
+            _save_baseline(promote(run, evaluation.baseline, args.baseline_pool), args, out)
+        regressed = regressed or bool(evaluation.drift and evaluation.drift.has_regressions)
         if evaluation.untrustworthy:
             untrusted.append(f"{spec.model}: {run.error_count} of {len(run.llm_responses)}")
     if untrusted:
@@ -227,14 +249,14 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=err,
         )
         return EXIT_UNTRUSTED
-    return EXIT_GATE if args.fail_on_failure and failed else EXIT_OK
+    # With --baseline the run is a comparison too: a regression fails it, as `compare` would.
+    return EXIT_GATE if regressed or (args.fail_on_failure and failed) else EXIT_OK
 
 
-def _save_baseline(run: CanaryRunResult, directory: str, out: TextIO) -> None:
+def _save_baseline(snapshot: BaselineSnapshot, args: argparse.Namespace, out: TextIO) -> None:
     from promptcanary.storage.file import FileBaselineStore
 
-    snapshot = BaselineSnapshot.of_run(run)
-    saved = FileBaselineStore(directory).save_snapshot(snapshot)
+    saved = FileBaselineStore(args.baseline_dir).save_snapshot(snapshot)
     print(f"Saved baseline {snapshot.snapshot_id[:8]} to {saved}", file=out)
 
 
@@ -325,7 +347,7 @@ def cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
     if args.output_json:
         atomic_write_text(Path(args.output_json), render_json(report) + "\n")
     if args.update_baseline != "never" and evaluation.promotion.allowed:
-        _save_baseline(evaluation.run, args.baseline_dir, out)
+        _save_baseline(promote(evaluation.run, evaluation.baseline), args, out)
     return EXIT_GATE if evaluation.gate_failed else EXIT_OK
 
 
@@ -397,10 +419,33 @@ def _temperature(text: str) -> float:
     return value
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
+def _samples(text: str) -> int | str:
+    if text.lower() == "auto":
+        return "auto"
+    return _positive_int(text, "auto or an integer ≥ 1")
+
+
+def _sample_count(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_SAMPLES_CAP:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at most {MAX_SAMPLES_CAP}")
+    return value
+
+
+def _pool_size(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_POOL:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at most {MAX_POOL}")
+    return value
+
+
+def _positive_int(text: str, what: str = "an integer ≥ 1") -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} must be {what}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be an integer ≥ 1")
+        raise argparse.ArgumentTypeError(f"{text!r} must be {what}")
     return value
 
 
@@ -447,7 +492,17 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--temperature", "-t", type=_temperature)
     run.add_argument("--max-tokens", type=_positive_int)
     run.add_argument("--seed", type=int)
-    run.add_argument("--samples", type=_positive_int, help="responses per prompt")
+    run.add_argument(
+        "--samples", type=_samples, help="answers per prompt: auto (default) or a number"
+    )
+    run.add_argument("--min-samples", type=_sample_count, help="auto: first answers (3)")
+    run.add_argument("--max-samples", type=_sample_count, help="auto: most answers (60)")
+    run.add_argument(
+        "--baseline-pool", type=_pool_size, default=DEFAULT_POOL, help="auto: runs pooled (20)"
+    )
+    run.add_argument(
+        "--baseline", "-b", metavar="FILE", help="decide against this baseline snapshot"
+    )
     run.add_argument("--concurrency", type=_positive_int, default=8)
     run.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     run.add_argument("--max-retries", type=int, default=3)

@@ -100,6 +100,14 @@ class EventContext:
     workflow_run_id: int | None = None
     workflow_run_event: str | None = None
     """For ``workflow_run``: the event of the run that triggered this one."""
+    action: str | None = None
+    """The payload's ``action`` (``opened``, ``labeled``, ``unlabeled``, ...)."""
+    pr_labels: tuple[str, ...] | None = None
+    """The pull request's label names when the event happened; None when the payload lacks them."""
+    event_label: str | None = None
+    """The label a ``labeled``/``unlabeled`` event is about."""
+    sender: str | None = None
+    """Who triggered the event (for a ``labeled`` event: who added the label)."""
     warnings: tuple[str, ...] = ()
 
     @property
@@ -178,8 +186,19 @@ def _pull_request(
         head_ref=_str(head, "ref") or env.head_ref or None,
         default_branch=default_branch,
         is_fork=is_fork,
+        action=_str(payload, "action"),
+        pr_labels=_label_names(pr),
+        event_label=_str(_obj(payload, "label"), "name"),
+        sender=_str(_obj(payload, "sender"), "login"),
         warnings=tuple(warnings),
     )
+
+
+def _label_names(pr: dict[str, Any]) -> tuple[str, ...] | None:
+    labels = pr.get("labels")
+    if not isinstance(labels, list):
+        return None
+    return tuple(n for n in (_str(label, "name") for label in labels) if n is not None)
 
 
 def _merge_group(

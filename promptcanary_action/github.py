@@ -8,14 +8,23 @@ is exactly one retry policy, and its sleep is injectable for tests.
 
 The workflow token cannot call `GET /user`, so the action finds its own comment and issue by a
 hidden marker in the body and by the author being a Bot, never by asking who it is.
+
+A create that failed with a 5xx or a dropped connection may still have been carried out by
+GitHub, so before retrying it `_call` looks for what it would have made (`find_earlier`) and
+takes that instead: a check run by name, head SHA and the `external_id` we set on it; an issue or
+comment by its hidden marker (a comment in mode `new` by a per-run write marker, since earlier
+runs' comments carry the same sticky marker).
 """
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import github
@@ -24,12 +33,19 @@ from github import Auth, GithubException
 
 from promptcanary.core.http_headers import parse_retry_after
 from promptcanary_action.github_errors import (
+    ArtifactTooLargeError,
     GitHubError,
     GitHubNotFoundError,
     GitHubPermissionError,
     GitHubRateLimitError,
 )
-from promptcanary_action.github_port import AnnotationLike, ArtifactInfo, CommentMode
+from promptcanary_action.github_port import (
+    AnnotationLike,
+    ArtifactInfo,
+    CommentMode,
+    LabelEvent,
+    PullInfo,
+)
 from promptcanary_action.limits import (
     ANNOTATION_TEXT_CHARS,
     ANNOTATIONS_PER_REQUEST,
@@ -85,6 +101,11 @@ class _Failure:
         )
 
     @property
+    def may_have_applied(self) -> bool:
+        """A write answered so may still have been carried out (a 4xx or 429 never is)."""
+        return self.status is None or self.status >= 500
+
+    @property
     def is_primary_rate_limit(self) -> bool:
         text = self.message.lower()
         exhausted = self.header("x-ratelimit-remaining") == "0" or text.startswith(
@@ -117,8 +138,14 @@ class GitHubClient:
         max_retry_wait: float = 300.0,
         timeout: float = 30.0,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        run_key: str | None = None,
     ) -> None:
+        """`run_key` names this workflow run attempt (e.g. "1234/1"): the identity of what it
+        writes, so a retried create finds its earlier result. None outside a workflow run: a
+        random key then keeps retries single within this client."""
         self._token = token
+        self._run_key = run_key if run_key is not None else secrets.token_hex(16)
+        self._new_comments = 0
         self.repository = repository
         self.api_url = api_url.rstrip("/")
         self._sleep = retry_sleep
@@ -182,18 +209,40 @@ class GitHubClient:
                 editing = _Op("update the PR comment", "pull-requests: write", target)
                 self._call(editing, lambda: own.edit(body))
                 return str(own.html_url)
+        key = marker
+        if mode == "new":  # every run adds one: earlier runs' comments carry `marker` too
+            self._new_comments += 1  # two in one run are two writes
+            write_id = self._write_id("comment", str(pr_number), marker, str(self._new_comments))
+            key = f"<!-- promptcanary-write:{write_id} -->"
+            body = f"{_with_marker(body, marker, COMMENT_CHARS - len(key) - 1)}\n{key}"
         creating = _Op("create the PR comment", "pull-requests: write", target)
-        return str(self._call(creating, lambda: issue.create_comment(body)).html_url)
+        created = self._call(
+            creating,
+            lambda: issue.create_comment(body),
+            find_earlier=lambda: _first_own(issue.get_comments(), key, self._is_token_user),
+        )
+        return str(created.html_url)
 
     # -- check runs ----------------------------------------------------------------------------
     def create_check_run(self, name: str, head_sha: str) -> int:
         op = _Op("create the check run", "checks: write", f"commit {head_sha[:12]}")
         started = self._clock()
+        external_id = self._write_id("check-run", name, head_sha)
+
+        def find() -> Any:
+            runs = self._repo.get_commit(head_sha).get_check_runs(check_name=name)
+            return next((r for r in runs if r.external_id == external_id), None)
+
         run = self._call(
             op,
             lambda: self._repo.create_check_run(
-                name=name, head_sha=head_sha, status="in_progress", started_at=started
+                name=name,
+                head_sha=head_sha,
+                status="in_progress",
+                started_at=started,
+                external_id=external_id,
             ),
+            find_earlier=find,
         )
         return int(run.id)
 
@@ -248,7 +297,9 @@ class GitHubClient:
             return str(issue.html_url)
         creating = _Op("open the drift issue", "issues: write", self.repository)
         created = self._call(
-            creating, lambda: self._repo.create_issue(title=title, body=body, labels=[ISSUE_LABEL])
+            creating,
+            lambda: self._repo.create_issue(title=title, body=body, labels=[ISSUE_LABEL]),
+            find_earlier=lambda: self._find_drift_issue(marker),
         )
         return str(created.html_url)
 
@@ -282,15 +333,17 @@ class GitHubClient:
         epoch = datetime.min.replace(tzinfo=UTC)
         return sorted(found, key=lambda a: (a.created_at or epoch, a.id), reverse=True)
 
-    def download_artifact(self, artifact_id: int) -> bytes:
-        """The artifact's zip archive.
+    def download_artifact(self, artifact_id: int, destination: Path, *, max_bytes: int) -> None:
+        """Stream the artifact's zip archive into ``destination``, never more than ``max_bytes``
+        (:class:`ArtifactTooLargeError` above it: the file is then incomplete).
 
         GitHub answers with a 302 to blob storage, which must be fetched without our
         Authorization header; requests drops it when the redirect changes host.
         """
         op = _Op("download the artifact", "actions: read", f"artifact {artifact_id}")
         url = f"{self.api_url}/repos/{self.repository}/actions/artifacts/{artifact_id}/zip"
-        return self._call(op, lambda: self._get_bytes(url))
+        what = f"artifact {artifact_id}"
+        self._call(op, lambda: self._stream_to(url, destination, max_bytes, what))
 
     def workflow_run_conclusion(self, run_id: int) -> str | None:
         """The run's conclusion ("success", "failure", …), None while it is still running."""
@@ -303,23 +356,82 @@ class GitHubClient:
         op = _Op("read the pull request", "pull-requests: read", target)
         return str(self._call(op, lambda: self._repo.get_pull(pr_number).head.sha))
 
-    def _get_bytes(self, url: str) -> bytes:
+    # -- what approvals read --------------------------------------------------------------------
+    def pull_request(self, pr_number: int) -> PullInfo:
+        """The pull request as GitHub has it now (labels included)."""
+        target = f"pull request #{pr_number} in {self.repository}"
+        op = _Op("read the pull request's labels", "pull-requests: read", target)
+        return self._call(op, lambda: _pull_info(self._repo.get_pull(pr_number)))
+
+    def pulls_of_commit(self, sha: str) -> list[PullInfo]:
+        """``GET /repos/{owner}/{repo}/commits/{sha}/pulls`` (the commit itself is not fetched)."""
+        op = _Op(
+            "list the pull requests of the commit", "pull-requests: read", f"commit {sha[:12]}"
+        )
+        return self._call(
+            op, lambda: [_pull_info(p) for p in self._repo.get_commit(sha).get_pulls()]
+        )
+
+    def own_comment(self, pr_number: int, marker: str) -> str | None:
+        """The body of this token's comment carrying ``marker`` (never a person's)."""
+        target = f"pull request #{pr_number} in {self.repository}"
+        op = _Op("list the PR comments", "pull-requests: read", target)
+        issue = self._repo.get_issue(pr_number)
+        own = self._call(op, lambda: _first_own(issue.get_comments(), marker, self._is_token_user))
+        return None if own is None else str(own.body or "")
+
+    def last_labeled(self, issue_number: int, label: str) -> LabelEvent | None:
+        """The newest ``labeled`` event of ``label`` (events come oldest first)."""
+        target = f"the events of #{issue_number} in {self.repository}"
+        op = _Op("read who added the label", "issues: read", target)
+        issue = self._repo.get_issue(issue_number)
+
+        def newest() -> LabelEvent | None:
+            found: LabelEvent | None = None
+            for event in issue.get_events():
+                name = event.label.name if event.label is not None else None
+                if event.event == "labeled" and name == label and event.actor is not None:
+                    found = LabelEvent(str(event.actor.login), _aware(event.created_at))
+            return found
+
+        return self._call(op, newest)
+
+    def _stream_to(self, url: str, destination: Path, max_bytes: int, what: str) -> None:
         headers = {
             "Authorization": f"Bearer {self._token}",
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
             "User-Agent": "promptcanary-action",
         }
-        response = requests.get(url, headers=headers, timeout=self._timeout, allow_redirects=True)
-        if response.status_code >= 400:
-            raise _HttpFailure(_failure_from_response(response))
-        return response.content
+        with requests.get(url, headers=headers, timeout=self._timeout, stream=True) as response:
+            if response.status_code >= 400:
+                raise _HttpFailure(_failure_from_response(response))
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise _too_large(what, max_bytes, f"{int(declared)} bytes")
+            written = 0
+            with destination.open("wb") as out:  # a retry starts the file again
+                for chunk in response.iter_content(chunk_size=1 << 16):
+                    written += len(chunk)
+                    if written > max_bytes:  # no or a false Content-Length: count what comes
+                        raise _too_large(what, max_bytes, f"over {max_bytes} bytes")
+                    out.write(chunk)
 
     # -- the one retry policy and error mapping ------------------------------------------------
-    def _call(self, op: _Op, fn: Callable[[], T]) -> T:
+    def _call(
+        self, op: _Op, fn: Callable[[], T], *, find_earlier: Callable[[], T | None] | None = None
+    ) -> T:
+        """`fn()`, retried as GitHub allows. For a create, `find_earlier` returns what an
+        earlier attempt made (or None); it is asked before retrying an attempt that may have
+        been carried out (a 5xx or no answer), and its own failures are retried alike."""
         attempt = 0
+        failure: _Failure | None = None
         while True:
             try:
+                if find_earlier is not None and failure is not None and failure.may_have_applied:
+                    earlier = find_earlier()
+                    if earlier is not None:
+                        return earlier
                 return fn()
             except GithubException as exc:
                 failure = _failure_from_github(exc)
@@ -394,6 +506,11 @@ class GitHubClient:
             status=status,
         )
 
+    def _write_id(self, *parts: str) -> str:
+        """The deterministic identity of one create in this run attempt."""
+        text = "\n".join((self._run_key, *parts))
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
     def _redact(self, text: str) -> str:
         return text.replace(self._token, "***") if self._token else text
 
@@ -420,6 +537,21 @@ def _first_own(
     return None
 
 
+def _pull_info(pull: Any) -> PullInfo:
+    return PullInfo(
+        number=int(pull.number),
+        head_sha=str(pull.head.sha),
+        base_ref=str(pull.base.ref),
+        labels=tuple(str(label.name) for label in pull.labels),
+        merged=pull.merged_at is not None,
+    )
+
+
+def _aware(moment: datetime) -> datetime:
+    """PyGithub's times as timezone-aware UTC (older releases return naive UTC)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 def _is_pull_request(issue: Any) -> bool:
     # Asked only of marked items: for a listed issue without the key PyGithub makes one GET.
     return issue.pull_request is not None
@@ -435,6 +567,13 @@ def _with_marker(body: str, marker: str, limit: int) -> str:
         return body
     without = body.replace(marker, "")
     return f"{_cap(without, limit - len(marker) - 2)}\n\n{marker}"
+
+
+def _too_large(what: str, max_bytes: int, size: str) -> ArtifactTooLargeError:
+    return ArtifactTooLargeError(
+        f"{what} is larger ({size}) than the {max_bytes / 2**20:g} MiB the action reads "
+        "(input `max-artifact-mb`); raise the input, or keep fewer files in the artifact"
+    )
 
 
 def _cap(text: str, limit: int) -> str:

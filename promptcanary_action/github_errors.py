@@ -27,6 +27,10 @@ class GitHubError(Exception):
         self.status = status
 
 
+class ArtifactTooLargeError(GitHubError):
+    """An artifact is larger than the action reads (input ``max-artifact-mb``)."""
+
+
 class GitHubPermissionError(GitHubError):
     """403: the token lacks a permission; the message names the `permissions:` entry needed."""
 

@@ -9,8 +9,9 @@ Methods are grouped by REST resource and named for what the action means, not fo
 Every method either returns GitHub's answer or raises a
 :class:`promptcanary_action.github_errors.GitHubError` whose message says what to change. Writes
 that must stay single when retried find their earlier result first: comments and issues by a
-hidden marker in the body (a check run would be found by name, head SHA and external id). New
-needs (pull-request labels, the pull requests of a commit, issue events) are new methods here.
+hidden marker in the body, a check run by name, head SHA and the external id it was created
+with. New needs (pull-request labels, the pull requests of a commit, issue events) are new
+methods here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Literal, Protocol
 
 CommentMode = Literal["update", "new"]
@@ -52,6 +54,25 @@ class ArtifactInfo:
     workflow_run_id: int | None
 
 
+@dataclass(frozen=True)
+class PullInfo:
+    """A pull request as approvals need it."""
+
+    number: int
+    head_sha: str
+    base_ref: str
+    labels: tuple[str, ...]
+    merged: bool
+
+
+@dataclass(frozen=True)
+class LabelEvent:
+    """The newest ``labeled`` event of one label on an issue or pull request."""
+
+    actor: str
+    created_at: datetime
+
+
 class GitHubPort(Protocol):
     """The action's view of one repository on GitHub."""
 
@@ -64,6 +85,23 @@ class GitHubPort(Protocol):
 
     def pull_head_sha(self, pr_number: int) -> str:
         """The commit at the head of the pull request."""
+        ...
+
+    def pull_request(self, pr_number: int) -> PullInfo:
+        """The pull request's head, base, labels (as GitHub has them now) and merged state."""
+        ...
+
+    def pulls_of_commit(self, sha: str) -> list[PullInfo]:
+        """The pull requests that merged ``sha``, or whose head it is."""
+        ...
+
+    def own_comment(self, pr_number: int, marker: str) -> str | None:
+        """The body of the action's own comment carrying ``marker``; None when there is none."""
+        ...
+
+    # -- issues' events --------------------------------------------------------------------------
+    def last_labeled(self, issue_number: int, label: str) -> LabelEvent | None:
+        """Who added ``label`` last, and when; None when no event says so."""
         ...
 
     # -- check runs ----------------------------------------------------------------------------
@@ -98,8 +136,9 @@ class GitHubPort(Protocol):
         """Every artifact called ``name`` (expired ones included, flagged), newest first."""
         ...
 
-    def download_artifact(self, artifact_id: int) -> bytes:
-        """The artifact's zip archive."""
+    def download_artifact(self, artifact_id: int, destination: Path, *, max_bytes: int) -> None:
+        """Stream the artifact's zip archive into ``destination``, at most ``max_bytes``;
+        :class:`~promptcanary_action.github_errors.ArtifactTooLargeError` above it."""
         ...
 
     def workflow_run_conclusion(self, run_id: int) -> str | None:

@@ -3,7 +3,7 @@
 ``main()`` is the only place that reads the process environment and builds real I/O objects
 (GitHub client, baseline backend, providers, clock); ``action()`` receives them as
 :class:`Effects`, so tests run the whole step in-process with fakes, and decides the exit code:
-0 gate passed, 1 gate failed, 2 configuration or usage error, 3 untrustworthy run
+0 gate passed, 1 gate failed, 2 configuration or usage error, 3 untrustworthy run, 4 cancelled
 (:class:`promptcanary_action.outcome.ExitCode`).
 """
 
@@ -14,12 +14,13 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from promptcanary.core.config import SuiteConfigError, load_suite
+from promptcanary.core.models import Approval, CanaryRunResult
 from promptcanary.core.plugins import ProbeModuleError, import_probe_modules
 from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError
 from promptcanary.providers.factory import REPLAY_PREFIX, make_provider
@@ -27,8 +28,12 @@ from promptcanary.providers.replay import ReplayFileError
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action import publish
 from promptcanary_action.activity import Activity, PostComment, decide
+from promptcanary_action.approval_lookup import ApprovalLookup, find_approval
+from promptcanary_action.cancel import Cancellation
 from promptcanary_action.context import EventContext
+from promptcanary_action.errors import ReportWriteError
 from promptcanary_action.github_port import GitHubPort
+from promptcanary_action.legs import Judge, judge_legs, leg_activity, read_legs
 from promptcanary_action.outcome import ExitCode, PairOutcome, StepOutcome, build_outcome
 from promptcanary_action.paths import workspace_relative
 from promptcanary_action.pipeline import (
@@ -37,9 +42,11 @@ from promptcanary_action.pipeline import (
     ProviderFactory,
     UsageError,
     find_suite_files,
+    judge_run,
     models_for,
     run_pair,
 )
+from promptcanary_action.rejudge import rejudge, reusable_outcome
 from promptcanary_action.render import comment_marker, render_comment, render_summary
 from promptcanary_action.report_dir import set_outputs, write_reports
 from promptcanary_action.settings import InputError, Settings
@@ -68,6 +75,8 @@ class Effects:
     now: Callable[[], datetime] = _utc_now
     prewarm: Callable[[], object] | None = None
     """Starts LiteLLM's slow import in the background, when a model needs it."""
+    cancellation: Cancellation = field(default_factory=Cancellation)
+    """Set by SIGINT/SIGTERM (``main()`` installs the handlers): the step stops and reports."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +135,9 @@ def action(environ: Mapping[str, str], effects: Effects) -> int:
     ) as exc:
         workflow.error(str(exc), title="PromptCanary: configuration error")
         return ExitCode.USAGE
+    except ReportWriteError as exc:
+        workflow.error(str(exc), title="PromptCanary: cannot write the report folder")
+        return ExitCode.USAGE
     except ReplayFileError as exc:
         workflow.error(str(exc), title="PromptCanary: unreadable recording")
         return ExitCode.USAGE
@@ -146,6 +158,12 @@ def _step(settings: Settings, effects: Effects) -> int:
     if isinstance(activity, PostComment):
         report_dir = base_dir / settings.report_dir
         return publish.post_comment_file(settings, activity, github, effects.workflow, report_dir)
+    if settings.shard is not None:
+        if settings.mode == "merge":
+            raise UsageError(
+                "input 'shard' is for the matrix legs; the merge job (mode: merge) takes no shard"
+            )
+        activity = leg_activity(activity, settings.shard)
     return _run(_Step(settings, ctx, activity, github, base_dir), effects)
 
 
@@ -157,12 +175,12 @@ def _run(step: _Step, effects: Effects) -> int:
         settings.probe_modules, base_dir=step.base_dir, label="input 'probe-modules'"
     )
     suites = load_suites(settings, step.base_dir)
-    if effects.prewarm is not None and _needs_litellm(suites, settings):
+    if effects.prewarm is not None and settings.mode == "run" and _needs_litellm(suites, settings):
         effects.prewarm()  # overlap LiteLLM's slow import with baseline loading
 
     check_run = publish.start_check_run(settings, step.activity, step.ctx, step.github, workflow)
     try:
-        return _run_and_report(step, suites, check_run, effects)
+        return _run_and_report(step, suites, check_run, _approvals(step, effects), effects)
     except Exception as exc:
         # Whatever stops the step (a missing key, a usage error, a bug), action() or main()
         # reports it; the check run must not stay "in progress" on the pull request.
@@ -172,22 +190,61 @@ def _run(step: _Step, effects: Effects) -> int:
         raise
 
 
+def _approvals(step: _Step, effects: Effects) -> ApprovalLookup:
+    """The approval in force (a labelled pull request's, or the merged one's on a push)."""
+    marker = comment_marker(step.settings.comment_id)
+    label = step.settings.approve_label or ""
+    found = find_approval(step.github, step.ctx, label=label, marker=marker, now=effects.now())
+    for warning in found.warnings:
+        effects.workflow.warning(warning, title="PromptCanary: approvals")
+    return found
+
+
+def _pairs(
+    step: _Step, suites: list[LoadedSuite], approval: Approval | None, effects: Effects
+) -> list[PairOutcome]:
+    """Every pair's results: re-judged from the previous step when only the label changed."""
+    previous = reusable_outcome(step.report_dir, step.ctx, step.settings.approve_label)
+    if previous is not None:
+        effects.workflow.notice(
+            "Only the approval label changed: the results of this commit's previous run are "
+            "judged again under it; no model is called.",
+            title="PromptCanary",
+        )
+        return [rejudge(p, step.settings, step.activity, approval) for p in previous.pairs]
+    backend = effects.backend(step.settings, step.github, step.base_dir)
+    return asyncio.run(_run_all(step, suites, backend, approval, effects))
+
+
 def _run_and_report(
-    step: _Step, suites: list[LoadedSuite], check_run: int | None, effects: Effects
+    step: _Step,
+    suites: list[LoadedSuite],
+    check_run: int | None,
+    approvals: ApprovalLookup,
+    effects: Effects,
 ) -> int:
     """Run every pair, write the reports and outputs, publish; returns the exit code."""
     settings, ctx, workflow = step.settings, step.ctx, effects.workflow
-    backend = effects.backend(settings, step.github, step.base_dir)
-    pairs = asyncio.run(_run_all(step, suites, backend, effects))
+    if settings.mode == "merge":
+        # Read before anything is written: the merged reports go to the same folder.
+        backend = effects.backend(settings, step.github, step.base_dir)
+        judge = _judge(step, backend, approvals.approval, effects)
+        pairs = judge_legs(read_legs(step.report_dir), suites, judge)
+    else:
+        pairs = _pairs(step, suites, approvals.approval, effects)
     outcome = build_outcome(
         pairs,
         settings,
-        warnings=[*ctx.warnings, *step.activity.notes],
+        warnings=[*ctx.warnings, *step.activity.notes, *approvals.warnings],
         event_name=ctx.event_name,
         pr_number=ctx.pr_number,
         sha=ctx.commit_sha,
         run_url=settings.github.run_url,
         report_files=[settings.report_dir],
+        cancelled=effects.cancellation.reason,
+        shard=str(settings.shard) if settings.shard else None,
+        approve_label=settings.approve_label if ctx.is_pull_request else None,
+        approval=approvals.approval,
     )
     # Results first, to disk and outputs; only then the network, which may fail.
     comment = _write_results(outcome, step, workflow)
@@ -206,12 +263,39 @@ def _run_and_report(
     return outcome.exit_code
 
 
+def _judge(
+    step: _Step, backend: Backend, approval: Approval | None, effects: Effects
+) -> Judge:
+    """``mode: merge``: a merged run judged exactly as this step judges a run of its own."""
+
+    def judge(loaded: LoadedSuite, model_id: str, run: CanaryRunResult) -> PairOutcome:
+        return judge_run(
+            loaded,
+            model_id,
+            run,
+            settings=step.settings,
+            activity=step.activity,
+            sha=step.ctx.commit_sha,
+            backend=backend,
+            now=effects.now,
+            approval=approval,
+        )
+
+    return judge
+
+
 async def _run_all(
-    step: _Step, suites: list[LoadedSuite], backend: Backend, effects: Effects
+    step: _Step,
+    suites: list[LoadedSuite],
+    backend: Backend,
+    approval: Approval | None,
+    effects: Effects,
 ) -> list[PairOutcome]:
     pairs: list[PairOutcome] = []
     for loaded in suites:
         for spec in models_for(loaded, step.settings):
+            if effects.cancellation.requested:
+                return pairs  # no new pair after a cancel: the report says the run stopped
             with effects.workflow.group(f"PromptCanary: {loaded.repo_path} on {spec.model}"):
                 pairs.append(
                     await run_pair(
@@ -224,6 +308,8 @@ async def _run_all(
                         provider_factory=effects.provider,
                         backend=backend,
                         now=effects.now,
+                        cancellation=effects.cancellation,
+                        approval=approval,
                     )
                 )
     return pairs
@@ -233,9 +319,9 @@ def _write_results(outcome: StepOutcome, step: _Step, workflow: Workflow) -> str
     """The report folder, the outputs, the job summary and the log; returns the comment."""
     comment = render_comment(outcome, comment_marker(step.settings.comment_id))
     summary = render_summary(outcome)
+    workflow.add_summary(summary)  # first: the results survive a report folder that fails
     files = write_reports(outcome, step.report_dir, comment, summary)
     set_outputs(workflow, outcome, files, workspace=step.settings.github.workspace)
-    workflow.add_summary(summary)
     _log_outcome(outcome, workflow)
     return comment
 
@@ -255,7 +341,10 @@ def _github_client(settings: Settings) -> GitHubPort | None:
     # Imported here: PyGithub and requests load only when there is something to post.
     from promptcanary_action.github import GitHubClient
 
-    return GitHubClient(settings.github_token, settings.github.repository, settings.github.api_url)
+    github = settings.github
+    return GitHubClient(
+        settings.github_token, github.repository, github.api_url, run_key=github.run_key
+    )
 
 
 def main(
@@ -276,11 +365,14 @@ def main(
     from promptcanary_action.baselines.base import make_backend
 
     warming: list[threading.Thread] = []
+    cancellation = Cancellation()
+    cancellation.install()
     effects = Effects(
         workflow=workflow,
         github=_github_client,
         backend=make_backend,
         prewarm=lambda: warming.append(prewarm()),
+        cancellation=cancellation,
     )
     try:
         return action(env, effects)

@@ -15,16 +15,25 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from promptcanary.core.approval import key_of, without_approved
 from promptcanary.core.gate import gate_failed as run_gate_failed
 from promptcanary.core.gate import untrustworthy
-from promptcanary.core.models import CanaryRunResult, DriftReport, DriftSeverity, LLMResponse
+from promptcanary.core.models import (
+    Approval,
+    CanaryRunResult,
+    DriftReport,
+    DriftSeverity,
+    LLMResponse,
+    ProbeComparison,
+    ResultRef,
+)
 from promptcanary.core.suite import resolve_line
 from promptcanary.core.usage import UsageComparison, UsageFinding
 from promptcanary_action.links import suite_line_url
 from promptcanary_action.settings import Settings
 from promptcanary_action.trend import DEFAULT_TREND_POINTS, Trend, build_trend
 
-Conclusion = Literal["success", "neutral", "failure"]
+Conclusion = Literal["success", "neutral", "failure", "cancelled"]
 
 
 class ExitCode(IntEnum):
@@ -36,6 +45,9 @@ class ExitCode(IntEnum):
     """A configuration or usage error, or an unreadable baseline or recording."""
     UNTRUSTWORTHY = 3
     """Too many responses errored (``max-error-rate``) or credentials are missing."""
+    CANCELLED = 4
+    """SIGINT/SIGTERM (a cancelled job, ``timeout-minutes``): the results so far are reported,
+    nothing is promoted."""
 
 
 class Failure(NamedTuple):
@@ -82,6 +94,29 @@ class PairOutcome(BaseModel):
     """Usage gates (``max-*-increase``) that tripped: their own kind of finding."""
     history: list[dict[str, Any]] = Field(default_factory=list)
     """The newest promoted baselines of this pair (history records, oldest first)."""
+    approved: list[ResultRef] = Field(default_factory=list)
+    """Regressions of ``drift`` a reviewer approved (they neither fail the gate nor block
+    a promotion)."""
+    approval: Approval | None = None
+    """The approval that covered ``approved`` (who, which pull request, the fingerprint)."""
+
+    def is_approved(self, comparison: ProbeComparison) -> bool:
+        return any(
+            (r.prompt_id, r.probe_key) == (comparison.prompt_id, comparison.probe_key)
+            for r in self.approved
+        )
+
+    @property
+    def unapproved_count(self) -> int:
+        return self.regression_count - len(self.approved)
+
+    @property
+    def gated_drift(self) -> DriftReport | None:
+        """The comparison the gate judges: ``drift`` with its approved regressions set aside."""
+        if self.drift is None or not self.approved:
+            return self.drift
+        keys = {key_of(self.drift, c) for c in self.drift.regressions if self.is_approved(c)}
+        return without_approved(self.drift, keys)
 
     def line_for(self, prompt_id: str, probe_key: str | None = None) -> int | None:
         return resolve_line(self.prompt_lines, self.probe_lines, prompt_id, probe_key)
@@ -97,6 +132,10 @@ class PairOutcome(BaseModel):
     @property
     def improvement_count(self) -> int:
         return len(self.drift.improvements) if self.drift else 0
+
+    @property
+    def inconclusive_count(self) -> int:
+        return len(self.drift.inconclusive) if self.drift else 0
 
     @property
     def error_count(self) -> int:
@@ -176,6 +215,20 @@ class StepOutcome(BaseModel):
     @property
     def usage_findings(self) -> list[UsageFinding]:
         return [f for p in self.pairs for f in p.usage_findings]
+    cancelled: str | None = None
+    """Why the step stopped early (the job was cancelled); None when it ran to the end."""
+    shard: str | None = None
+    """``i/n`` on a matrix leg: it publishes nothing and its share does not decide the gate
+    (the ``mode: merge`` job does, over every leg)."""
+    approve_label: str | None = None
+    """The approval label on a pull request with approvals on (the comment says how to approve
+    and carries the record that binds an approval); None elsewhere."""
+    approval: Approval | None = None
+    """The approval in force for this pull request (kept in the comment's record)."""
+
+    @property
+    def unapproved_count(self) -> int:
+        return sum(p.unapproved_count for p in self.pairs)
 
     @property
     def severity(self) -> DriftSeverity:
@@ -194,12 +247,17 @@ class StepOutcome(BaseModel):
         return sum(p.improvement_count for p in self.pairs)
 
     @property
+    def inconclusive_count(self) -> int:
+        return sum(p.inconclusive_count for p in self.pairs)
+
+    @property
     def error_count(self) -> int:
         return sum(p.error_count for p in self.pairs)
 
     @property
     def drift_detected(self) -> bool:
-        return self.regression_count > 0
+        """Regressions nobody approved (approved ones are the intended new behaviour)."""
+        return self.unapproved_count > 0
 
     @property
     def baseline_errors(self) -> list[str]:
@@ -208,6 +266,10 @@ class StepOutcome(BaseModel):
 
     @property
     def exit_code(self) -> ExitCode:
+        if self.cancelled is not None:
+            return ExitCode.CANCELLED
+        if self.shard is not None:
+            return ExitCode.USAGE if self.baseline_errors else ExitCode.OK
         if self.untrustworthy:
             return ExitCode.UNTRUSTWORTHY
         if self.baseline_errors:
@@ -217,14 +279,18 @@ class StepOutcome(BaseModel):
     @property
     def conclusion(self) -> Conclusion:
         """The check run's conclusion: red whenever the step fails, so it never shows green."""
+        if self.exit_code is ExitCode.CANCELLED:
+            return "cancelled"
         if self.exit_code is not ExitCode.OK:
             return "failure"
-        return "neutral" if self.drift_detected else "success"
+        return "neutral" if self.drift_detected else "success"  # approved drift: success
 
     @property
     def failures(self) -> list[Failure]:
         """The error annotations that explain a failing exit code other than the gate's."""
-        if self.untrustworthy:
+        if self.cancelled is not None:
+            return [Failure("PromptCanary: cancelled", self.verdict)]
+        if self.untrustworthy and self.shard is None:
             return [Failure(None, self.verdict)]
         return [Failure("PromptCanary: unreadable baseline", e) for e in self.baseline_errors]
 
@@ -233,20 +299,31 @@ def gate_failed(pairs: Sequence[PairOutcome], fail_on: str) -> bool:
     """The merge gate of ``fail-on`` over every pair: one failing pair fails the step.
 
     A tripped usage gate (decided by the evaluation) fails it whatever ``fail-on`` says: each
-    usage gate is opted into on its own.
+    usage gate is opted into on its own. Approved regressions are set aside, as
+    :func:`promptcanary.core.evaluate.evaluate` does.
     """
-    return any(run_gate_failed(p.drift, p.run, fail_on) or p.usage_findings for p in pairs)
+    return any(run_gate_failed(p.gated_drift, p.run, fail_on) or p.usage_findings for p in pairs)
 
 
 def untrustworthy_pairs(pairs: Sequence[PairOutcome], max_error_rate: float) -> list[PairOutcome]:
     return [p for p in pairs if untrustworthy(p.run, max_error_rate)]
 
 
-def verdict(pairs: Sequence[PairOutcome], failed: bool, untrusted: bool) -> str:
-    regressions = sum(p.regression_count for p in pairs)
-    drifted = sum(1 for p in pairs if p.regression_count)
-    worst = max((p.severity for p in pairs), key=lambda s: s.rank, default=DriftSeverity.NONE)
+def verdict(
+    pairs: Sequence[PairOutcome], failed: bool, untrusted: bool, cancelled: str | None = None
+) -> str:
+    if cancelled is not None:
+        answered = sum(not r.errored for p in pairs for r in p.run.llm_responses)
+        return (
+            f"⏹️ Stopped early: {cancelled}. {answered} answer(s) in {len(pairs)} model run(s) "
+            "were kept and reported; nothing was promoted"
+        )
+    regressions = sum(p.unapproved_count for p in pairs)
+    drifted = sum(1 for p in pairs if p.unapproved_count)
+    severities = [p.gated_drift.severity for p in pairs if p.gated_drift is not None]
+    worst = max(severities, key=lambda s: s.rank, default=DriftSeverity.NONE)
     errors = sum(p.error_count for p in pairs)
+    approved = _approved_phrase(pairs)
     if untrusted:
         return (
             f"⚠️ Untrustworthy run: {errors} response(s) errored, above max-error-rate; "
@@ -256,12 +333,15 @@ def verdict(pairs: Sequence[PairOutcome], failed: bool, untrusted: bool) -> str:
     usage = f"usage above its limit ({', '.join(gates)})" if gates else ""
     if regressions:
         icon = "❌" if failed else "⚠️"
+        more = f"; {approved}" if approved else ""
         return (
             f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
-            f"(severity {worst.value})" + (f"; {usage}" if usage else "")
+            f"(severity {worst.value}{more})" + (f"; {usage}" if usage else "")
         )
     if usage:
-        return f"❌ No regression, but {usage}"
+        return f"❌ No regression, but {usage}" + (f"; drift {approved}" if approved else "")
+    if approved and not failed:
+        return f"✅ Drift {approved}"
     if failed:
         return "❌ Probes failed (fail-on: failure)"
     compared = sum(1 for p in pairs if p.drift is not None)
@@ -270,17 +350,30 @@ def verdict(pairs: Sequence[PairOutcome], failed: bool, untrusted: bool) -> str:
     return f"✅ No drift in {compared} compared model run(s)"
 
 
+def _approved_phrase(pairs: Sequence[PairOutcome]) -> str:
+    """The verdict's "approved by @login: ..." phrase; "" when nothing was approved."""
+    count = sum(len(p.approved) for p in pairs)
+    approval = next((p.approval for p in pairs if p.approval is not None), None)
+    if not count or approval is None:
+        return ""
+    return (
+        f"approved by @{approval.approver}: {count} regression(s) accepted on pull request "
+        f"#{approval.pr_number}"
+    )
+
+
 def build_outcome(
     pairs: list[PairOutcome], settings: Settings, *, warnings: list[str], **context: Any
 ) -> StepOutcome:
     untrusted = bool(untrustworthy_pairs(pairs, settings.max_error_rate))
     failed = gate_failed(pairs, settings.fail_on)
+    cancelled = context.get("cancelled")
     return StepOutcome(
         pairs=pairs,
         fail_on=settings.fail_on,
         gate_failed=failed,
         untrustworthy=untrusted,
-        verdict=verdict(pairs, failed, untrusted),
+        verdict=verdict(pairs, failed, untrusted, cancelled),
         warnings=warnings,
         comment_id=settings.comment_id,
         repository=settings.github.repository,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
-from promptcanary.core.models import BaselineSnapshot
+from promptcanary.core.models import Approval, BaselineSnapshot, CanaryRunResult, ResultRef
 from promptcanary.core.runner import run_suite
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
 from promptcanary.core.usage import CostLookup, UsageLimits
@@ -24,6 +24,7 @@ from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
 from promptcanary_action.baselines.base import BaselineBackend as Backend
 from promptcanary_action.baselines.base import BaselineStoreError
+from promptcanary_action.cancel import Cancellation
 from promptcanary_action.errors import UsageError
 from promptcanary_action.outcome import BaselineStatus, PairOutcome
 from promptcanary_action.settings import Settings
@@ -72,8 +73,11 @@ def models_for(suite: LoadedSuite, settings: Settings) -> list[ModelSpec]:
     )
 
 
-def policy_for(settings: Settings, activity: Activity) -> EvaluationPolicy:
-    """The evaluation policy of this step: the inputs' thresholds, the event's promotion rule."""
+def policy_for(
+    settings: Settings, activity: Activity, approval: Approval | None = None
+) -> EvaluationPolicy:
+    """The evaluation policy of this step: the inputs' thresholds, the event's promotion rule,
+    and the reviewer's approval in force (None: every regression counts)."""
     return EvaluationPolicy(
         fail_on=settings.fail_on,
         regression_threshold=settings.regression_threshold,
@@ -87,7 +91,13 @@ def policy_for(settings: Settings, activity: Activity) -> EvaluationPolicy:
             tokens_pct=settings.max_token_increase,
             cost_pct=settings.max_cost_increase,
         ),
+        approval=approval,
     )
+
+
+def approved_refs(evaluation: Evaluation) -> list[ResultRef]:
+    """The regressions the evaluation's approval covered, as the pair records them."""
+    return [ResultRef(prompt_id=c.prompt_id, probe_key=c.probe_key) for c in evaluation.approved]
 
 
 def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
@@ -96,12 +106,16 @@ def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
         seed=settings.seed,
-        samples=settings.samples,
+        samples=settings.samples,  # type: ignore[arg-type]  # clean_samples: "auto" or an int
+        min_samples=settings.min_samples,
+        max_samples=settings.max_samples,
+        baseline_pool=settings.baseline_pool,
         concurrency=settings.concurrency,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
         git_sha=sha or None,
         git_ref=ref or None,
+        shard=settings.shard,
     )
 
 
@@ -137,7 +151,12 @@ def _history(
 
 
 def _promote(
-    evaluation: Evaluation, loaded: _FoundBaseline, activity: Activity, backend: Backend, sha: str
+    evaluation: Evaluation,
+    loaded: _FoundBaseline,
+    activity: Activity,
+    backend: Backend,
+    sha: str,
+    pool_size: int,
 ) -> tuple[BaselineStatus, str | None, str | None]:
     """Save the run as the baseline when the evaluation allows it: (status, location, note)."""
     status = BaselineStatus.FOUND if loaded.baseline is not None else BaselineStatus.MISSING
@@ -147,7 +166,7 @@ def _promote(
     drift = evaluation.drift
     try:
         location = backend.save(
-            BaselineSnapshot.of_run(evaluation.run),
+            evaluation.snapshot(pool_size),
             sha=sha,
             ref=activity.baseline_ref,
             regressions=len(drift.regressions) if drift else 0,
@@ -170,24 +189,75 @@ async def run_pair(
     provider_factory: ProviderFactory,
     backend: Backend,
     now: Callable[[], datetime],
+    cancellation: Cancellation | None = None,
+    approval: Approval | None = None,
     cost: CostLookup | None = cost_usd,
 ) -> PairOutcome:
-    """Run one suite on one model, evaluate it against its baseline, promote per the outcome.
+    """Run one suite on one model (this leg's shard of it, when set), then judge the run.
 
-    ``cost`` prices answers for the cost figures and the ``max-cost-increase`` gate (by default
-    from LiteLLM's bundled cost map: local and deterministic, so not an I/O parameter).
+    Once ``cancellation`` is requested no more requests are sent and nothing is promoted: the
+    run is kept with what it has, marked ``incomplete`` with the reason. ``cost`` prices answers
+    for the cost figures and the ``max-cost-increase`` gate (by default from LiteLLM's bundled
+    cost map: local and deterministic, so not an I/O parameter).
     """
-    suite = loaded.suite
     provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
     # Baselines are keyed by the model that answered: a replay of a recording made with
     # openai/gpt-4o-mini compares with (and may become) that model's baseline.
     model_id = provider.config.model_id
-    found = _load_baseline(backend, suite.name, model_id, activity)
+    found = _load_baseline(backend, loaded.suite.name, model_id, activity)
+    stop = cancellation.stop_event() if cancellation is not None else None
+    options = run_options(settings, sha=sha, ref=ref)
+    # samples: auto decides against the baseline (and its pool) while it samples.
+    run = await run_suite(loaded.suite, provider, options, baseline=found.baseline, stop=stop)
+    if cancellation is not None and cancellation.reason is not None:
+        run = run.model_copy(update={"incomplete": cancellation.reason})
+    return judge_run(
+        loaded,
+        model_id,
+        run,
+        settings=settings,
+        activity=activity,
+        sha=sha,
+        backend=backend,
+        now=now,
+        found=found,
+        approval=approval,
+        cost=cost,
+    )
+
+
+def judge_run(
+    loaded: LoadedSuite,
+    model_id: str,
+    run: CanaryRunResult,
+    *,
+    settings: Settings,
+    activity: Activity,
+    sha: str,
+    backend: Backend,
+    now: Callable[[], datetime],
+    found: _FoundBaseline | None = None,
+    approval: Approval | None = None,
+    cost: CostLookup | None = cost_usd,
+) -> PairOutcome:
+    """Evaluate a run of one suite on one model against its baseline; promote as allowed.
+
+    The run is this step's own (its baseline already ``found``), or one merged from a matrix
+    job's legs (``mode: merge``).
+    """
+    suite = loaded.suite
+    if found is None:
+        found = _load_baseline(backend, suite.name, model_id, activity)
     history = _history(backend, suite.name, model_id, activity, settings.trend_points)
-    run = await run_suite(suite, provider, run_options(settings, sha=sha, ref=ref))
-    policy = policy_for(settings, activity)
+    policy = policy_for(settings, activity, approval)
     evaluation = evaluate(found.baseline, run, suite, policy, now=now(), cost=cost)
-    status, location, save_note = _promote(evaluation, found, activity, backend, sha)
+    if run.incomplete is None:
+        status, location, save_note = _promote(
+            evaluation, found, activity, backend, sha, settings.baseline_pool
+        )
+    else:
+        status = BaselineStatus.FOUND if found.baseline is not None else BaselineStatus.MISSING
+        location, save_note = None, f"Not promoted: the run is incomplete ({run.incomplete})."
     notes = [*evaluation.notes, *([save_note] if save_note else [])]
     baseline = evaluation.baseline
     return PairOutcome(
@@ -206,4 +276,6 @@ async def run_pair(
         usage=evaluation.usage,
         usage_findings=list(evaluation.usage_findings),
         history=history,
+        approved=approved_refs(evaluation),
+        approval=evaluation.approval,
     )

@@ -113,6 +113,11 @@ def publish(
                 title="PromptCanary",
             )
         return
+    if outcome.cancelled is not None:
+        # The runner kills the container seconds after the signal: only the check run, which
+        # would otherwise stay "in progress" for good, is completed.
+        _complete_cancelled(outcome, github, ctx, workflow, check_run)
+        return
     if activity.comment and ctx.pr_number is not None:
         try:
             url = github.upsert_comment(
@@ -140,6 +145,30 @@ def publish(
             _warn(workflow, exc, fork=ctx.is_fork)
     if activity.issue_on_drift:
         _publish_issues(outcome, github, workflow)
+
+
+def _complete_cancelled(
+    outcome: StepOutcome,
+    github: GitHubPort,
+    ctx: EventContext,
+    workflow: Workflow,
+    check_run: int | None,
+) -> None:
+    if check_run is None:
+        return
+    title, summary, text = check_run_output(outcome)
+    for conclusion in ("cancelled", "neutral"):
+        try:
+            url = github.complete_check_run(
+                check_run, conclusion=conclusion, title=title, summary=summary, text=text
+            )
+        except GitHubError as exc:
+            if exc.status == 422 and conclusion == "cancelled":
+                continue  # GitHub refused the conclusion: neutral, the summary says why
+            _warn(workflow, exc, fork=ctx.is_fork)
+            return
+        workflow.set_output("check-run-url", url)
+        return
 
 
 def _publish_issues(outcome: StepOutcome, github: GitHubPort, workflow: Workflow) -> None:

@@ -20,6 +20,7 @@ from promptcanary.core.models import severity_explanation
 from promptcanary.core.report import FILTERS, Trusted, template_environment
 from promptcanary.core.usage import Metric, MetricChange, format_metric, format_usd
 from promptcanary_action import limits
+from promptcanary_action.approval import comment_record, record_block
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.trend import Trend, colour_name, mermaid_chart, sparkline
 
@@ -229,10 +230,14 @@ def _utf8_len(text: str) -> int:
 
 
 def render_comment(outcome: StepOutcome, marker: str, *, limit: int = limits.COMMENT_CHARS) -> str:
-    """The sticky pull-request comment, ``marker`` last, never longer than ``limit``."""
-    budget = limit - len(marker) - 1
+    """The sticky pull-request comment, ``marker`` last, never longer than ``limit``.
+
+    With approvals on, the hidden approval record comes just before the marker (never cut).
+    """
+    record = f"{record_block(comment_record(outcome))}\n" if outcome.approve_label else ""
+    budget = limit - len(marker) - len(record) - 1
     body = _render("comment.md.j2", outcome, limit=budget, response_limit=1_500, max_diffs=20)
-    return f"{body}{marker}"
+    return f"{body}{record}{marker}"
 
 
 def render_summary(outcome: StepOutcome, *, limit: int = limits.SUMMARY_BYTES) -> str:

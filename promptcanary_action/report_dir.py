@@ -21,6 +21,7 @@ from pathlib import Path
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary.storage.base import atomic_write_text, snapshot_to_json
 from promptcanary_action.baselines import layout
+from promptcanary_action.errors import ReportWriteError
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
 from promptcanary_action.paths import workspace_relative
 from promptcanary_action.workflow import Workflow
@@ -54,7 +55,22 @@ def _unique_dir(directory: Path, pair: PairOutcome, used: set[Path]) -> Path:
 
 
 def write_reports(outcome: StepOutcome, directory: Path, comment: str, summary: str) -> ReportFiles:
-    """Write every report file; returns their paths."""
+    """Write every report file; returns their paths.
+
+    Each file is written whole or not at all (temporary file, then rename): a full disk leaves
+    the files written so far intact and raises :class:`ReportWriteError` naming the folder.
+    """
+    try:
+        return _write_all(outcome, directory, comment, summary)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise ReportWriteError(
+            f"cannot write the report folder {directory}: {exc.strerror or exc}{where}; free "
+            "disk space on that file system or point the `report-dir` input elsewhere"
+        ) from None
+
+
+def _write_all(outcome: StepOutcome, directory: Path, comment: str, summary: str) -> ReportFiles:
     files = ReportFiles(directory, directory / "comment.md", directory / "summary.md")
     atomic_write_text(files.comment, comment)
     atomic_write_text(files.summary, summary)
@@ -151,6 +167,7 @@ def set_outputs(
         "pass-rate": _fmt(_mean([p.run.pass_rate for p in pairs])),
         "regressions": str(outcome.regression_count),
         "improvements": str(outcome.improvement_count),
+        "inconclusive": str(outcome.inconclusive_count),
         "errors": str(outcome.error_count),
         "severity": outcome.severity.value,
         "drift-detected": "true" if outcome.drift_detected else "false",

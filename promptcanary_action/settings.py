@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from promptcanary.core.gate import FAIL_ON
+from promptcanary.core.pool import DEFAULT_POOL, MAX_POOL
+from promptcanary.core.sequential import MAX_SAMPLES_CAP
+from promptcanary.core.shard import Shard, ShardError
 from promptcanary_action.baselines.history import HISTORY_KEEP
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -27,17 +30,18 @@ BaselineKind = Literal["branch", "artifact", "path", "none"]
 UpdateBaseline = Literal["auto", "always", "never"]
 FailOn = Literal["regression", "failure", "never", "low", "medium", "high", "critical"]
 CommentMode = Literal["update", "new", "off"]
-Mode = Literal["run", "post-comment"]
+Mode = Literal["run", "merge", "post-comment"]
 
 BASELINE_KINDS: tuple[str, ...] = ("branch", "artifact", "path", "none")
 UPDATE_BASELINE_CHOICES: tuple[str, ...] = ("auto", "always", "never")
 FAIL_ON_CHOICES: tuple[str, ...] = FAIL_ON  # the engine's gate decides what each one means
 COMMENT_CHOICES: tuple[str, ...] = ("update", "new", "off")
-MODE_CHOICES: tuple[str, ...] = ("run", "post-comment")
+MODE_CHOICES: tuple[str, ...] = ("run", "merge", "post-comment")
 
 # Metadata keys of an input field.
 _INPUT = "input"
 _CLEAN = "clean"
+_IF_EMPTY = "if_empty"
 # Long values (a pasted file, say) are cut in messages so the log stays readable.
 _MAX_SHOWN = 60
 
@@ -116,6 +120,19 @@ def clean_int(
     return number
 
 
+def clean_samples(name: str, value: str) -> int | str:
+    """``auto`` (any case) or a whole number of at least 1."""
+    if value.lower() == "auto":
+        return "auto"
+    try:
+        number = int(value)
+    except ValueError:
+        raise _fail(name, value, "must be auto or an integer ≥ 1") from None
+    if number < 1:
+        raise _fail(name, value, "must be auto or an integer ≥ 1")
+    return number
+
+
 def clean_float(
     name: str,
     value: str,
@@ -146,6 +163,14 @@ def clean_float(
     return number
 
 
+def clean_shard(name: str, value: str) -> Shard:
+    """``i/n`` with ``1 <= i <= n``: which leg of a matrix job this step is."""
+    try:
+        return Shard.parse(value)
+    except ShardError as exc:
+        raise InputError(f"input '{name}': {exc}") from None
+
+
 def clean_lines(name: str, value: str) -> list[str]:
     """One entry a line; blank lines dropped (paths may contain commas)."""
     return [line.strip() for line in value.splitlines() if line.strip()]
@@ -163,6 +188,13 @@ def clean_identifier(name: str, value: str) -> str:
     """A short name that is safe inside the comment's hidden HTML marker (no ``-->``)."""
     if not _COMMENT_ID_RE.fullmatch(value):
         raise _fail(name, value, "must be 1 to 64 letters, digits, '.', '_' or '-'")
+    return value
+
+
+def clean_label(name: str, value: str) -> str:
+    """A GitHub label name: at most 50 characters, on one line."""
+    if len(value) > 50 or "\n" in value or "\r" in value:
+        raise _fail(name, value, "must be a label name: one line of at most 50 characters")
     return value
 
 
@@ -205,6 +237,7 @@ class GitHubEnv:
     server_url: str = DEFAULT_SERVER_URL
     workspace: Path | None = None
     run_id: str = ""
+    run_attempt: str = ""
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> GitHubEnv:
@@ -228,6 +261,7 @@ class GitHubEnv:
             server_url=text("GITHUB_SERVER_URL", DEFAULT_SERVER_URL).rstrip("/"),
             workspace=path("GITHUB_WORKSPACE"),
             run_id=text("GITHUB_RUN_ID"),
+            run_attempt=text("GITHUB_RUN_ATTEMPT"),
         )
 
     @property
@@ -236,6 +270,11 @@ class GitHubEnv:
         if self.ref.startswith("refs/heads/"):
             return self.ref.removeprefix("refs/heads/") or None
         return None
+
+    @property
+    def run_key(self) -> str | None:
+        """This run attempt ("1234/2"), the identity of what it writes; None outside a run."""
+        return f"{self.run_id}/{self.run_attempt or '1'}" if self.run_id else None
 
     @property
     def run_url(self) -> str | None:
@@ -249,9 +288,13 @@ class GitHubEnv:
 # the inputs
 
 
-def _input(name: str, clean: Cleaner) -> dict[str, Any]:
-    """The metadata that makes a Settings field the action input ``name``."""
-    return {_INPUT: name, _CLEAN: clean}
+def _input(name: str, clean: Cleaner, **if_empty: Any) -> dict[str, Any]:
+    """The metadata that makes a Settings field the action input ``name``.
+
+    ``if_empty=value``: an input given explicitly empty means ``value`` (the runner passes every
+    input, its default when the workflow does not set it), not the default.
+    """
+    return {_INPUT: name, _CLEAN: clean, **({_IF_EMPTY: if_empty["if_empty"]} if if_empty else {})}
 
 
 def _choice(choices: tuple[str, ...]) -> Cleaner:
@@ -265,6 +308,9 @@ _OPEN_UNIT = partial(
 )
 # A usage gate: the increase in percent over the baseline that fails the step (0: any increase).
 _PERCENT = partial(clean_float, minimum=0.0)
+
+
+_SAMPLE_COUNT = partial(clean_int, minimum=1, maximum=MAX_SAMPLES_CAP)
 
 
 @dataclass(frozen=True)
@@ -289,6 +335,10 @@ class Settings:
     baseline_artifact: str = field(
         default="promptcanary-baseline", metadata=_input("baseline-artifact", clean_text)
     )
+    max_artifact_mb: int = field(
+        default=50, metadata=_input("max-artifact-mb", partial(clean_int, minimum=1))
+    )
+    """Largest baseline artifact (zip, and each file in it) read, in MiB; larger is an error."""
     baseline_max_age_days: int = field(
         default=30, metadata=_input("baseline-max-age-days", partial(clean_int, minimum=0))
     )
@@ -305,10 +355,14 @@ class Settings:
     improvement_threshold: float = field(
         default=0.05, metadata=_input("improvement-threshold", _UNIT)
     )
-    samples: int | None = field(
-        default=None, metadata=_input("samples", partial(clean_int, minimum=1))
+    samples: int | str | None = field(default=None, metadata=_input("samples", clean_samples))
+    """``None``: the suite's ``defaults: samples``, else ``auto``; a number overrides the suite."""
+    min_samples: int | None = field(default=None, metadata=_input("min-samples", _SAMPLE_COUNT))
+    max_samples: int | None = field(default=None, metadata=_input("max-samples", _SAMPLE_COUNT))
+    baseline_pool: int = field(
+        default=DEFAULT_POOL,
+        metadata=_input("baseline-pool", partial(clean_int, minimum=1, maximum=MAX_POOL)),
     )
-    """``None``: the suite's ``defaults: samples``, else 1; an explicit 1 overrides the suite."""
     alpha: float = field(
         default=0.05,
         metadata=_input("alpha", _OPEN_UNIT),
@@ -355,6 +409,11 @@ class Settings:
     check_run: bool = field(default=True, metadata=_input("check-run", clean_bool))
     check_name: str = field(default="PromptCanary", metadata=_input("check-name", clean_text))
     issue_on_drift: bool = field(default=False, metadata=_input("issue-on-drift", clean_bool))
+    approve_label: str | None = field(
+        default="promptcanary: approve",
+        metadata=_input("approve-label", clean_label, if_empty=None),
+    )
+    """The label that approves a pull request's drift; None (input set empty): no approvals."""
     probe_modules: list[str] = field(
         default_factory=list, metadata=_input("probe-modules", clean_lines)
     )
@@ -362,6 +421,8 @@ class Settings:
     report_dir: str = field(
         default="promptcanary-report", metadata=_input("report-dir", clean_text)
     )
+    shard: Shard | None = field(default=None, metadata=_input("shard", clean_shard))
+    """Set: this step is one leg of a matrix job (no comment, check run or promotion)."""
     mode: Mode = field(default="run", metadata=_input("mode", _choice(MODE_CHOICES)))
 
     github: GitHubEnv = field(default_factory=GitHubEnv)
@@ -381,6 +442,14 @@ class Settings:
             raw = _read_input(env, name)
             if raw:
                 values[spec.name] = spec.metadata[_CLEAN](name, raw)
+            elif _IF_EMPTY in spec.metadata and _given(env, name):
+                values[spec.name] = spec.metadata[_IF_EMPTY]
+        low, high = values.get("min_samples"), values.get("max_samples")
+        if low is not None and high is not None and low > high:
+            raise InputError(
+                f"input 'min-samples': {low} is above input 'max-samples' ({high}); "
+                "samples: auto needs min-samples ≤ max-samples"
+            )
         return cls(github=GitHubEnv.from_environ(env), **values)
 
     @classmethod
@@ -393,6 +462,10 @@ def input_env_names(name: str) -> tuple[str, str]:
     """The variables an input may arrive in: the runner's spelling first, then underscores."""
     upper = name.upper()
     return f"INPUT_{upper}", f"INPUT_{upper.replace('-', '_')}"
+
+
+def _given(env: Mapping[str, str], name: str) -> bool:
+    return any(key in env for key in input_env_names(name))
 
 
 def _read_input(env: Mapping[str, str], name: str) -> str:

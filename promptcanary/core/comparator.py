@@ -2,7 +2,9 @@
 
 Results are matched by ``(prompt_id, probe_key)``. With one sample a side the spec's threshold
 rule decides; with several samples a side a drop must also be statistically significant after a
-Benjamini–Hochberg correction over every repeated-sample comparison of the report. Prompts that
+Benjamini–Hochberg correction over every repeated-sample comparison of the report; a
+``samples: auto`` run is judged by its sequential procedure against the pooled baseline
+(:mod:`promptcanary.core.adaptive`). Prompts that
 appear on one side only, probes added or removed, and results that errored are reported in their
 own lists and never count as regressions.
 """
@@ -10,18 +12,22 @@ own lists and never count as regressions.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from promptcanary.core import stats
+from promptcanary.core.adaptive import comparison_fields, decide_run
 from promptcanary.core.models import (
     BaselineSnapshot,
     CanaryRunResult,
     DriftReport,
     ErroredResult,
+    PoolEntry,
     ProbeComparison,
     ProbeResult,
     ResultRef,
 )
+from promptcanary.core.pool import DEFAULT_POOL, entries_of, pooled_prompts
 
 _EPS = 1e-9  # so that 1.0 → 0.95 counts as a drop of 0.05 despite float rounding
 
@@ -97,7 +103,7 @@ def _provenance_warnings(baseline: BaselineSnapshot, current: CanaryRunResult) -
         if bv != cv:
             warnings.append(f"Parameter {name} changed since the baseline: {bv!r} → {cv!r}.")
     bs, cs = baseline.run_result.provenance.samples, current.provenance.samples
-    if bs != cs:
+    if bs != cs and current.provenance.adaptive is None:
         warnings.append(f"Samples per prompt changed since the baseline: {bs} → {cs}.")
     before, after = baseline.run_result.provenance.prompt_hashes, current.provenance.prompt_hashes
     edited = [pid for pid, digest in after.items() if pid in before and before[pid] != digest]
@@ -160,17 +166,23 @@ def _match(base_run: CanaryRunResult, current: CanaryRunResult) -> _Matching:
 
 
 def compare(
-    baseline: BaselineSnapshot,
+    baseline: BaselineSnapshot | Sequence[BaselineSnapshot],
     current: CanaryRunResult,
     *,
     regression_threshold: float = 0.05,
     improvement_threshold: float = 0.05,
     alpha: float = 0.05,
+    pool_size: int | None = None,
 ) -> DriftReport:
-    """Compare a current run against a saved baseline snapshot.
+    """Compare a current run against a saved baseline snapshot (or a pool of them).
+
+    A ``samples: auto`` run that sampled against a baseline is judged by its sequential procedure
+    against the pool: the snapshot's stored entries, or the given list of snapshots (newest
+    first), at most ``pool_size`` runs (default: as many as the run decided against). Any other
+    run is compared with the newest snapshot by the fixed-sample rules.
 
     Args:
-        baseline: Saved :class:`BaselineSnapshot`.
+        baseline: Saved :class:`BaselineSnapshot`, or a list of them (newest first).
         current: Fresh :class:`CanaryRunResult` from the same suite.
         regression_threshold: Minimum score drop (Δ) to declare a regression.
         improvement_threshold: Minimum score gain (Δ) to declare an improvement.
@@ -179,7 +191,11 @@ def compare(
     Raises:
         ValueError: If suite names do not match (guards against comparing incompatible suites).
     """
-    if baseline.suite_name != current.suite_name:
+    snapshots = [baseline] if isinstance(baseline, BaselineSnapshot) else list(baseline)
+    if not snapshots:
+        raise ValueError("compare() needs a baseline snapshot, or a non-empty list of them")
+    baseline = snapshots[0]
+    if any(s.suite_name != current.suite_name for s in snapshots):
         raise ValueError(
             f"Suite name mismatch: baseline is for '{baseline.suite_name}' "
             f"but current run is for '{current.suite_name}'. "
@@ -189,6 +205,15 @@ def compare(
     warnings = _provenance_warnings(baseline, current)
     thresholds = _Thresholds(regression_threshold, improvement_threshold, alpha)
     comparisons, statistical = _judge(found.pairs, thresholds, warnings)
+    record = current.provenance.adaptive
+    pool_runs = 1
+    # Only a run that sampled against a baseline made sequential decisions. One run without a
+    # baseline and compared later (``run`` then ``compare``) is judged by the documented
+    # fixed-sample rules on the answers it has.
+    if record is not None and record.pool_runs > 0:
+        size = pool_size or record.pool_runs or DEFAULT_POOL
+        comparisons, pool_runs = _sequential(comparisons, entries_of(snapshots, size), current)
+        statistical, alpha = True, record.alpha
     base_set, cur_set = set(found.base_prompts), set(found.cur_prompts)
     return DriftReport(
         suite_name=current.suite_name,
@@ -206,7 +231,37 @@ def compare(
         warnings=warnings,
         statistical=statistical,
         alpha=alpha if statistical else None,
+        adaptive=record if record is not None and record.pool_runs > 0 else None,
+        baseline_pool_runs=pool_runs,
     )
+
+
+def _sequential(
+    rows: list[ProbeComparison], entries: list[PoolEntry], current: CanaryRunResult
+) -> tuple[list[ProbeComparison], int]:
+    """Rows of an adaptive run with the sequential decisions, counts and pooled baseline means.
+
+    A row without a decision (its prompt was edited since every pooled run) keeps its
+    fixed-sample verdict against the newest snapshot, whose warning names the edit.
+    """
+    decided = decide_run(entries, current)
+    decisions = decided[0] if decided else {}
+    pooled = pooled_prompts(entries, current.provenance.prompt_hashes, current.prompt_ids)
+    out: list[ProbeComparison] = []
+    for row in rows:
+        decision = decisions.get((row.prompt_id, row.probe_key))
+        if decision is None:
+            out.append(row)
+            continue
+        update = comparison_fields(decision)
+        pool = pooled.get(row.prompt_id)
+        summary = pool.results.get(row.probe_key) if pool else None
+        if summary is not None and summary.mean is not None:
+            update["baseline_score"] = summary.mean
+            update["score_delta"] = row.current_score - summary.mean
+            update["flaky"] = 0 < summary.passes < summary.n
+        out.append(row.model_copy(update=update))
+    return out, len(entries)
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from promptcanary.core.models import CanaryPrompt, default_prompt_id
 from promptcanary.core.probes import BaseProbe, ProbeRegistry
 from promptcanary.core.probes.registry import registry_or_active
+from promptcanary.core.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.suite import (
     CanarySuite,
     ModelSpec,
@@ -74,7 +75,23 @@ class _DefaultsDoc(_Doc):
     temperature: float | None = Field(default=None, ge=0, le=2)  # ProviderConfig's range
     max_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = None
-    samples: int | None = Field(default=None, ge=1)
+    samples: int | str | None = None
+    min_samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES_CAP)
+    max_samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES_CAP)
+
+    @field_validator("samples")
+    @classmethod
+    def _auto_or_count(cls, value: int | str | None) -> int | str | None:
+        if value is None or value == "auto" or (isinstance(value, int) and value >= 1):
+            return value
+        raise ValueError(f"must be 'auto' or a whole number of at least 1, got {value!r}")
+
+    @model_validator(mode="after")
+    def _bounds_in_order(self) -> _DefaultsDoc:
+        low, high = self.min_samples, self.max_samples
+        if low is not None and high is not None and low > high:
+            raise ValueError(f"min_samples ({low}) is above max_samples ({high})")
+        return self
 
 
 class _ApplyToDoc(_Doc):

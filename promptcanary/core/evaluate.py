@@ -8,13 +8,21 @@ callers' I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
+from promptcanary.core.approval import split_regressions, without_approved
 from promptcanary.core.comparator import compare
 from promptcanary.core.gate import gate_failed, untrustworthy
-from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftReport
+from promptcanary.core.models import (
+    Approval,
+    BaselineSnapshot,
+    CanaryRunResult,
+    DriftReport,
+    ProbeComparison,
+)
+from promptcanary.core.pool import DEFAULT_POOL, promote
 from promptcanary.core.rescore import needs_rescore, rescore
 from promptcanary.core.usage import (
     CostLookup,
@@ -53,6 +61,8 @@ class EvaluationPolicy:
     """A baseline older than this gets a note; 0 turns the note off."""
     usage_limits: UsageLimits = field(default_factory=UsageLimits)
     """Latency, token and cost gates (percent increase over the baseline); off by default."""
+    approval: Approval | None = None
+    """Regressions a reviewer accepted: they neither fail the gate nor stop a promotion."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,23 @@ class Evaluation:
     """Latency, tokens and cost of the run, and their change against the baseline."""
     usage_findings: tuple[UsageFinding, ...] = ()
     """Usage gates that tripped: a finding of their own kind (they fail the gate too)."""
+    approved: tuple[ProbeComparison, ...] = ()
+    """Regressions of ``drift`` that ``approval`` covers (still flagged in ``drift``)."""
+    approval: Approval | None = None
+    """The policy's approval when it covered at least one regression of this run."""
+
+    def snapshot(self, pool_size: int = DEFAULT_POOL) -> BaselineSnapshot:
+        """The run as the baseline it may become: the pool of the last ``pool_size`` promoted
+        runs (``samples: auto`` decides against it), and the approval that let it."""
+        return promote(self.run, self.baseline, pool_size).model_copy(
+            update={"approval": self.approval}
+        )
+
+    @property
+    def unapproved_regressions(self) -> list[ProbeComparison]:
+        keys = {(c.prompt_id, c.probe_key) for c in self.approved}
+        regressions = self.drift.regressions if self.drift else []
+        return [c for c in regressions if (c.prompt_id, c.probe_key) not in keys]
 
 
 def promotion_allowed(rule: str, run: CanaryRunResult, has_regressions: bool) -> tuple[bool, str]:
@@ -166,6 +193,18 @@ def _same_probes(
     return _Scored(baseline, run, count, rescored_current)
 
 
+def _apply_approval(
+    drift: DriftReport | None, approval: Approval | None
+) -> tuple[list[ProbeComparison], DriftReport | None]:
+    """(approved regressions, the comparison the gate and the promotion judge)."""
+    if drift is None or approval is None:
+        return [], drift
+    covered, _ = split_regressions(drift, approval.keys)
+    if not covered:
+        return [], drift
+    return covered, without_approved(drift, approval.keys)
+
+
 def evaluate(
     baseline: BaselineSnapshot | None,
     run: CanaryRunResult,
@@ -197,9 +236,36 @@ def evaluate(
             improvement_threshold=policy.improvement_threshold,
             alpha=policy.alpha,
         ).model_copy(update={"rescored_responses": scored.rescored_baseline})
+    judged = judge(run, drift, policy, baseline=baseline, now=now, cost=cost)
+    if scored is None:
+        return judged
+    return replace(
+        judged,
+        rescored_baseline=scored.rescored_baseline,
+        rescored_current=scored.rescored_current,
+        probes_differ=scored.probes_differ,
+    )
+
+
+def judge(
+    run: CanaryRunResult,
+    drift: DriftReport | None,
+    policy: EvaluationPolicy,
+    *,
+    baseline: BaselineSnapshot | None = None,
+    now: datetime | None = None,
+    cost: CostLookup | None = None,
+) -> Evaluation:
+    """The gate, the promotion and the notes for a run already compared with its baseline.
+
+    :func:`evaluate` ends here; so does re-judging stored results under a new policy (e.g. an
+    approval given after the run), which must not compare or score anything again. ``cost``
+    prices the answers (no cost figures without it).
+    """
+    approved, gated = _apply_approval(drift, policy.approval)
     usage = compare_usage(baseline.run_result if baseline else None, run, cost)
     findings, usage_notes = usage_findings(usage, policy.usage_limits)
-    promotion = decide_promotion(run, drift, policy, tuple(findings))
+    promotion = decide_promotion(run, gated, policy, tuple(findings))
     notes: list[str] = list(usage_notes)
     if baseline is not None and now is not None:
         stale = age_note(baseline, now, policy.baseline_max_age_days)
@@ -212,12 +278,11 @@ def evaluate(
         baseline=baseline,
         drift=drift,
         promotion=promotion,
-        gate_failed=gate_failed(drift, run, policy.fail_on) or bool(findings),
+        gate_failed=gate_failed(gated, run, policy.fail_on) or bool(findings),
         untrustworthy=untrustworthy(run, policy.max_error_rate),
         notes=tuple(notes),
-        rescored_baseline=scored.rescored_baseline if scored else 0,
-        rescored_current=scored.rescored_current if scored else False,
-        probes_differ=scored.probes_differ if scored else False,
         usage=usage,
         usage_findings=tuple(findings),
+        approved=tuple(approved),
+        approval=policy.approval if approved else None,
     )

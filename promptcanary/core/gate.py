@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from promptcanary.core.models import CanaryRunResult, DriftReport, DriftSeverity
 
-FAIL_ON = ("regression", "failure", "never", "low", "medium", "high", "critical")
-"""``regression``, ``failure`` (any failed probe), ``never``, or a minimum drift severity."""
+FAIL_ON = ("regression", "inconclusive", "failure", "never", "low", "medium", "high", "critical")
+"""``regression``; ``inconclusive`` (a regression, or a ``samples: auto`` comparison left
+undecided at ``max-samples``); ``failure`` (any failed probe); ``never``; or a minimum drift
+severity."""
 
 
 def gate_failed(report: DriftReport | None, run: CanaryRunResult, fail_on: str) -> bool:
@@ -23,6 +25,8 @@ def gate_failed(report: DriftReport | None, run: CanaryRunResult, fail_on: str) 
         return False
     if fail_on == "regression":
         return report.has_regressions
+    if fail_on == "inconclusive":
+        return report.has_regressions or bool(report.inconclusive)
     return report.severity.at_least(DriftSeverity(fail_on))
 
 

@@ -28,6 +28,13 @@ from pydantic import (
 SCHEMA_VERSION = 2
 """Version of the baseline snapshot document written by this engine."""
 
+MAX_STORED_RESPONSE_CHARS = 100_000
+"""Characters of a response's text kept in runs, snapshots and recordings (about 25k tokens).
+
+The probes score the whole text first; only what is stored is cut, and the response then says
+how long the text was (:attr:`LLMResponse.truncated_from`).
+"""
+
 TEMPERATURE_RANGE = (0.0, 2.0)
 """Sampling temperatures a :class:`ProviderConfig` accepts (what the providers accept)."""
 
@@ -170,10 +177,24 @@ class LLMResponse(BaseModel):
         default_factory=_utcnow, validation_alias=AliasChoices("created_at", "timestamp")
     )
     """Named ``timestamp`` in PromptCanary 0.2.2 documents, which still load."""
+    truncated_from: int | None = None
+    """The text's length in characters when ``content`` holds only its first part (stored
+    responses are kept to :data:`MAX_STORED_RESPONSE_CHARS`); ``None`` when kept whole."""
 
     @property
     def errored(self) -> bool:
         return self.error is not None
+
+    def bounded(self, limit: int = MAX_STORED_RESPONSE_CHARS) -> LLMResponse:
+        """This response as stored: ``content`` cut to ``limit`` characters, the cut noted."""
+        if len(self.content) <= limit:
+            return self
+        return self.model_copy(
+            update={
+                "content": self.content[:limit],
+                "truncated_from": self.truncated_from or len(self.content),
+            }
+        )
 
     @property
     def timestamp(self) -> datetime:
@@ -254,6 +275,87 @@ class TokenUsage(BaseModel):
     total_tokens: int = 0
 
 
+class AdaptiveSampling(BaseModel):
+    """How a ``samples: auto`` run sampled: the procedure's knobs and what it spent.
+
+    The knobs are kept so that a comparison can replay the run's decisions from its answers.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    min_samples: int
+    max_samples: int
+    alpha: float = 0.05
+    margin: float = 0.5
+    futility_level: float = 1 / 16
+    pool_runs: int = 0
+    """Promoted runs in the baseline pool the run decided against (0: no baseline)."""
+    stages: int = 1
+    prompts: int = 0
+    """Prompts asked; ``prompts * max_samples`` requests is what fixed sampling would cost."""
+    requests: int = 0
+    """Requests actually sent (errored ones included)."""
+    tokens: int = 0
+    """Tokens the provider reported for them."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fixed_requests(self) -> int:
+        """What fixed ``samples: max_samples`` would have sent."""
+        return self.prompts * self.max_samples
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fixed_tokens(self) -> int:
+        """Tokens fixed ``samples: max_samples`` would have used, at this run's tokens a request."""
+        return round(self.tokens * self.fixed_requests / self.requests) if self.requests else 0
+
+
+class ScoreSummary(BaseModel):
+    """Pass count and score moments of one (prompt, probe) in one run (errored answers left out)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int = 0
+    passes: int = 0
+    score_sum: float = 0.0
+    score_sq_sum: float = 0.0
+
+    def __add__(self, other: ScoreSummary) -> ScoreSummary:
+        return ScoreSummary(
+            n=self.n + other.n,
+            passes=self.passes + other.passes,
+            score_sum=self.score_sum + other.score_sum,
+            score_sq_sum=self.score_sq_sum + other.score_sq_sum,
+        )
+
+    @property
+    def mean(self) -> float | None:
+        return self.score_sum / self.n if self.n else None
+
+    @property
+    def sd(self) -> float | None:
+        """Sample standard deviation of the scores (``None`` below two answers)."""
+        if self.n < 2:
+            return None
+        mean = self.score_sum / self.n
+        return max(0.0, (self.score_sq_sum - self.n * mean * mean) / (self.n - 1)) ** 0.5
+
+
+class PoolEntry(BaseModel):
+    """One promoted run, compactly: what a pooled baseline needs of it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    created_at: datetime
+    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    texts: dict[str, str] = Field(default_factory=dict)
+    """prompt id → digest of its answer, for prompts whose every answer was that one text."""
+    results: dict[str, dict[str, ScoreSummary]] = Field(default_factory=dict)
+    """prompt id → probe key → summary."""
+
+
 class Provenance(BaseModel):
     """Where a run came from: enough to tell whether two runs are comparable."""
 
@@ -264,7 +366,13 @@ class Provenance(BaseModel):
     git_sha: str | None = None
     git_ref: str | None = None
     prompt_hashes: dict[str, str] = Field(default_factory=dict)
-    """prompt id → hash of what was sent (text, system prompt, tools, response format)."""
+    """prompt id → hash of what was sent (text, system prompt, tools, response format), in
+    suite order: every prompt of the suite, also in a shard's run."""
+    adaptive: AdaptiveSampling | None = None
+    """Set for a ``samples: auto`` run; ``samples`` is then the most answers any prompt got."""
+    shard: str | None = None
+    """``i/n`` when the run answered one shard of the suite (see ``promptcanary.core.shard``);
+    ``None`` for a whole run, also one merged from shards."""
 
 
 def _mean(values: list[float], empty: float = 1.0) -> float:
@@ -285,6 +393,9 @@ class CanaryRunResult(BaseModel):
     started_at: datetime = Field(default_factory=_utcnow)
     finished_at: datetime | None = None
     provenance: Provenance = Field(default_factory=Provenance)
+    incomplete: str | None = None
+    """Why the run stopped before every prompt was answered (e.g. the job was cancelled); the
+    unanswered ones are errored responses. ``None`` for a complete run."""
 
     def _scored(self) -> list[ProbeResult]:
         return [r for r in self.probe_results if not r.errored]
@@ -360,6 +471,52 @@ class CanaryRunResult(BaseModel):
         return [r for r in self.llm_responses if r.prompt_id == prompt_id]
 
 
+class RegressionKey(BaseModel):
+    """Names one regressed result across suites and models: what an approval is bound to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    suite: str
+    model: str
+    prompt_id: str
+    probe_key: str
+
+    def sort_key(self) -> tuple[str, str, str, str]:
+        return (self.suite, self.model, self.prompt_id, self.probe_key)
+
+
+class Approval(BaseModel):
+    """A reviewer's acceptance of a set of regressions as the intended new behaviour.
+
+    Bound to exactly the keys that were shown when it was given (and the pull-request head
+    commit they were measured on): a regression outside ``keys`` is not approved by it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    keys: tuple[RegressionKey, ...]
+    head_sha: str
+    """The pull request's head commit whose drift was approved."""
+    pr_number: int
+    approver: str
+    """The login that gave the approval (an untrusted string: escape it wherever shown)."""
+    approved_at: datetime
+    label: str = ""
+
+    @field_validator("keys")
+    @classmethod
+    def _sorted_unique(cls, v: tuple[RegressionKey, ...]) -> tuple[RegressionKey, ...]:
+        # One set, one order: the fingerprint must not depend on the order keys were found in.
+        return tuple(sorted(set(v), key=RegressionKey.sort_key))
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def fingerprint(self) -> str:
+        """A short, deterministic id of (head commit, approved keys)."""
+        lines = [self.head_sha, *("\x00".join(k.sort_key()) for k in self.keys)]
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+
 class BaselineSnapshot(BaseModel):
     """A saved baseline — the "known-good" state a future run is compared against."""
 
@@ -370,13 +527,26 @@ class BaselineSnapshot(BaseModel):
     suite_name: str
     provider: ProviderConfig
     run_result: CanaryRunResult
+    pool: list[PoolEntry] = Field(default_factory=list)
+    """The last promoted runs, newest (this one) first; empty in older documents (pool of one)."""
     created_at: datetime = Field(default_factory=_utcnow)
     note: str = ""
+    approval: Approval | None = None
+    """Set when this run became the baseline although it regressed, because a reviewer
+    approved those regressions (which pull request, who, and the approved fingerprint)."""
 
     @classmethod
-    def of_run(cls, run: CanaryRunResult, *, note: str = "") -> BaselineSnapshot:
+    def of_run(
+        cls, run: CanaryRunResult, *, note: str = "", approval: Approval | None = None
+    ) -> BaselineSnapshot:
         """The snapshot that makes ``run`` a baseline: keyed by the run's suite and provider."""
-        return cls(suite_name=run.suite_name, provider=run.provider, run_result=run, note=note)
+        return cls(
+            suite_name=run.suite_name,
+            provider=run.provider,
+            run_result=run,
+            note=note,
+            approval=approval,
+        )
 
     @field_validator("schema_version")
     @classmethod
@@ -422,6 +592,14 @@ class ProbeComparison(BaseModel):
     p_value: float | None = None
     p_adjusted: float | None = None
     flaky: bool = False
+    verdict: str | None = None
+    """``samples: auto`` only: same, regressed, improved or inconclusive."""
+    e_value: float | None = None
+    """``samples: auto`` only: the evidence for the verdict's direction (``p_value`` is 1/e)."""
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.verdict == "inconclusive"
 
     @model_validator(mode="after")
     def _default_key(self) -> ProbeComparison:
@@ -497,6 +675,10 @@ class DriftReport(BaseModel):
     statistical: bool = False
     """True when the verdicts come from repeated-sample significance tests."""
     alpha: float | None = None
+    adaptive: AdaptiveSampling | None = None
+    """Set when the verdicts come from ``samples: auto`` (the run's procedure and its spend)."""
+    baseline_pool_runs: int = 1
+    """Promoted runs pooled as the baseline (``samples: auto``)."""
     created_at: datetime = Field(
         default_factory=_utcnow, validation_alias=AliasChoices("created_at", "generated_at")
     )
@@ -516,6 +698,12 @@ class DriftReport(BaseModel):
     @property
     def flaky(self) -> list[ProbeComparison]:
         return [c for c in self.comparisons if c.flaky]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def inconclusive(self) -> list[ProbeComparison]:
+        """``samples: auto``: comparisons that neither a regression nor "same" settled."""
+        return [c for c in self.comparisons if c.inconclusive]
 
     @computed_field  # type: ignore[prop-decorator]
     @property

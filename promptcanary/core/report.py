@@ -123,6 +123,14 @@ def _pvalue(value: float | None) -> Trusted:
     return Trusted("< 0.001" if value < 0.001 else f"{value:.3f}")
 
 
+def _evalue(value: float | None) -> Trusted:
+    if value is None:
+        return Trusted("–")
+    if value == float("inf") or value >= 1e6:
+        return Trusted("> 10⁶")
+    return Trusted(f"{value:,.0f}" if value >= 100 else f"{value:.2g}")
+
+
 def _ci(value: tuple[float, float] | None) -> Trusted:
     if value is None:
         return Trusted("–")
@@ -162,6 +170,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "delta": _delta,
     "pct": _pct,
     "pvalue": _pvalue,
+    "evalue": _evalue,
     "ci": _ci,
     "plural": _plural,
     "url": _url,

@@ -12,20 +12,24 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import promptcanary
 from promptcanary.core.models import (
+    AdaptiveSampling,
+    BaselineSnapshot,
     CanaryPrompt,
     CanaryRunResult,
     LLMResponse,
     Provenance,
     ProviderConfig,
 )
+from promptcanary.core.pool import entries_of
 from promptcanary.core.progress import RunProgress
 from promptcanary.core.redact import redact_params
 from promptcanary.core.scoring import score_responses
@@ -37,6 +41,8 @@ if TYPE_CHECKING:
     from promptcanary.core.suite import CanarySuite, RunOptions
 
 Sleep = Callable[[float], Awaitable[object]]
+Baseline = BaselineSnapshot | Sequence[BaselineSnapshot]
+"""What an adaptive run decides against: a snapshot (with its stored pool) or a list of them."""
 
 BACKOFF_BASE = 0.5
 """Seconds before the first retry (upper bound of the jittered delay)."""
@@ -44,6 +50,10 @@ BACKOFF_CAP = 30.0
 """Upper bound of the exponential part of the delay."""
 RETRY_AFTER_CAP = 60.0
 """A server's ``Retry-After`` is honoured up to this many seconds."""
+
+
+STOPPED_ERROR = "stopped before an answer: the run was stopped"
+"""The error of a job the run stopped before answering (see ``run_suite``'s ``stop``)."""
 
 
 def effective_config(config: ProviderConfig, options: RunOptions) -> ProviderConfig:
@@ -128,8 +138,11 @@ class RunSession:
             self._clones[sample] = self._provider.with_config(clone)
         return self._clones[sample]
 
-    async def answer(self, jobs: Sequence[Job], progress: RunProgress) -> list[LLMResponse]:
-        """One response per job, in the jobs' order whatever order they finish in."""
+    async def answer(
+        self, jobs: Sequence[Job], progress: RunProgress, *, stop: asyncio.Event | None = None
+    ) -> list[LLMResponse]:
+        """One response per job, in the jobs' order whatever order they finish in; once ``stop``
+        is set, no more requests: unanswered jobs are errored (:data:`STOPPED_ERROR`)."""
 
         async def one(job: Job) -> LLMResponse:
             # The slot is held through backoff sleeps: under a rate limit, freeing it would only
@@ -144,19 +157,41 @@ class RunSession:
             progress.advance(errored=response.errored, retries=response.retries)
             return response
 
-        return list(await asyncio.gather(*(one(job) for job in jobs)))
+        tasks = [asyncio.ensure_future(one(job)) for job in jobs]
+        if stop is None:
+            return list(await asyncio.gather(*tasks))
+        everything: asyncio.Future[Any] = asyncio.gather(*tasks)
+        stopped: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({everything, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        if not everything.done():
+            # Stopped (e.g. the job is cancelled): in-flight requests are abandoned, and each
+            # unanswered job becomes an errored response, so what was answered is kept.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return [
+            task.result()
+            if not task.cancelled()
+            else self._call.errored(job.prompt, job.sample, 0, STOPPED_ERROR)
+            for task, job in zip(tasks, jobs, strict=True)
+        ]
 
     async def aclose(self) -> None:
         await self._provider.aclose()
 
 
 def run_suite_blocking(
-    suite: CanarySuite, provider: BaseLLMProvider, options: RunOptions
+    suite: CanarySuite,
+    provider: BaseLLMProvider,
+    options: RunOptions,
+    *,
+    baseline: Baseline | None = None,
 ) -> CanaryRunResult:
     """:func:`run_suite` for synchronous callers, inside or outside a running event loop."""
 
     def run_in_new_loop() -> CanaryRunResult:
-        return asyncio.run(run_suite(suite, provider, options))
+        return asyncio.run(run_suite(suite, provider, options, baseline=baseline))
 
     try:
         asyncio.get_running_loop()
@@ -173,13 +208,21 @@ async def run_suite(
     provider: BaseLLMProvider,
     options: RunOptions,
     *,
+    baseline: Baseline | None = None,
     sleep: Sleep = asyncio.sleep,
     rng: random.Random | None = None,
     progress_stream: TextIO | None = None,
+    stop: asyncio.Event | None = None,
 ) -> CanaryRunResult:
     """Run every prompt of ``suite`` against ``provider``, score the answers, return the run.
 
     ``options`` override the suite's ``defaults:``, which override the provider's configuration.
+    With ``samples: auto`` the answers come in stages decided against ``baseline`` (a snapshot,
+    whose stored pool counts, or a list of snapshots, newest first); without a baseline every
+    prompt gets ``min_samples`` answers.
+
+    Once ``stop`` is set no further request is sent; the run is returned with the answers it
+    has, the rest errored, and :attr:`CanaryRunResult.incomplete` saying so.
 
     Raises:
         MissingCredentialsError: from ``provider.check_environment()``, before any request.
@@ -189,40 +232,85 @@ async def run_suite(
     run_provider = provider.with_config(config) if config != provider.config else provider
     run_provider.check_environment()
     session = RunSession(suite, run_provider, options, sleep=sleep, rng=rng)
-    jobs = plan(suite.prompts, options.sample_count)
-    progress = RunProgress(len(jobs), stream=progress_stream, enabled=options.show_progress)
+    # A matrix leg answers its shard only; the run still records the whole suite's hashes.
+    prompts = options.shard.select(suite.prompts) if options.shard else suite.prompts
     started_at = datetime.now(UTC)
+    record: AdaptiveSampling | None = None
     try:
-        responses = await session.answer(jobs, progress)
+        if options.adaptive:
+            # Imported here: the stage loop builds this module's Jobs.
+            from promptcanary.core.adaptive_run import answer_adaptive
+
+            entries = entries_of(baseline, options.baseline_pool) if baseline is not None else []
+            answers = await answer_adaptive(
+                session, suite, options.policy(), entries, prompts=prompts,
+                stream=progress_stream, show_progress=options.show_progress, stop=stop,
+            )  # fmt: skip
+            responses, results, record = answers.responses, answers.results, answers.record
+        else:
+            responses = await _answer_fixed(session, prompts, options, progress_stream, stop)
+            results = score_responses(suite, responses)  # the whole text
     finally:
-        progress.finish()
         await session.aclose()
     finished_at = datetime.now(UTC)
+    kept = [response.bounded() for response in responses]  # what is stored
     if options.record is not None:
         from promptcanary.providers.replay import write_recording
 
-        write_recording(options.record, responses)
+        write_recording(options.record, kept)
     return CanaryRunResult(
         suite_name=suite.name,
         provider=config.model_copy(update={"extra_params": redact_params(config.extra_params)}),
-        probe_results=score_responses(suite, responses),
-        llm_responses=responses,
+        probe_results=results,
+        llm_responses=kept,
         started_at=started_at,
         finished_at=finished_at,
-        provenance=provenance(suite, options),
+        provenance=provenance(suite, options, record, responses),
+        incomplete=STOPPED_ERROR if stop is not None and stop.is_set() else None,
     )
 
 
-def provenance(suite: CanarySuite, options: RunOptions) -> Provenance:
-    """Where a run came from: the suite's hashes, the engine, the samples and the commit."""
+async def _answer_fixed(
+    session: RunSession,
+    prompts: Sequence[CanaryPrompt],
+    options: RunOptions,
+    stream: TextIO | None,
+    stop: asyncio.Event | None,
+) -> list[LLMResponse]:
+    """``samples: N``: every prompt N times, one progress bar."""
+    jobs = plan(prompts, options.sample_count)
+    progress = RunProgress(len(jobs), stream=stream, enabled=options.show_progress)
+    try:
+        return await session.answer(jobs, progress, stop=stop)
+    finally:
+        progress.finish()
+
+
+def provenance(
+    suite: CanarySuite,
+    options: RunOptions,
+    adaptive: AdaptiveSampling | None = None,
+    responses: Sequence[LLMResponse] = (),
+) -> Provenance:
+    """Where a run came from: the suite's hashes, the engine, the samples and the commit.
+
+    For an adaptive run ``samples`` is the most answers any prompt got.
+    """
+    if adaptive is not None:
+        per_prompt = Counter(r.prompt_id for r in responses)
+        samples = max(per_prompt.values(), default=adaptive.min_samples)
+    else:
+        samples = options.sample_count
     return Provenance(
         suite_hash=suite.suite_hash,
         probe_config_hash=suite.probe_config_hash,
         engine_version=promptcanary.__version__,
-        samples=options.sample_count,
+        samples=samples,
+        adaptive=adaptive,
         git_sha=options.git_sha,
         git_ref=options.git_ref,
         prompt_hashes=suite.prompt_hashes,
+        shard=str(options.shard) if options.shard else None,
     )
 
 
@@ -268,11 +356,11 @@ class _Caller:
                     transient=True,
                 )
             except Exception as exc:  # a custom provider may raise anything; the run goes on
-                return self._errored(prompt, sample, attempt, f"{type(exc).__name__}: {exc}")
+                return self.errored(prompt, sample, attempt, f"{type(exc).__name__}: {exc}")
             else:
                 return self._finish(response, prompt, sample, attempt, started)
             if not error.transient or attempt >= self.max_retries:
-                return self._errored(prompt, sample, attempt, describe(error, attempt))
+                return self.errored(prompt, sample, attempt, describe(error, attempt))
             await self.sleep(backoff_delay(attempt, error.retry_after, self.rng))
             attempt += 1
 
@@ -295,7 +383,7 @@ class _Caller:
             update["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
         return response.model_copy(update=update) if update else response
 
-    def _errored(self, prompt: CanaryPrompt, sample: int, retries: int, reason: str) -> LLMResponse:
+    def errored(self, prompt: CanaryPrompt, sample: int, retries: int, reason: str) -> LLMResponse:
         return LLMResponse(
             prompt_id=prompt.id,
             provider_model_id=self.model_id,

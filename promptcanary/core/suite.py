@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from promptcanary.core.models import (
     CanaryPrompt,
@@ -21,10 +21,14 @@ from promptcanary.core.models import (
     LLMResponse,
     ProbeResult,
 )
+from promptcanary.core.pool import DEFAULT_POOL
 from promptcanary.core.probes.base import BaseProbe
+from promptcanary.core.sequential import Policy
+from promptcanary.core.shard import Shard
 
 if TYPE_CHECKING:
     from promptcanary.core.probes.registry import ProbeRegistry
+    from promptcanary.core.runner import Baseline
     from promptcanary.providers.base import BaseLLMProvider
 
 
@@ -98,6 +102,15 @@ class ModelSpec:
     params: dict[str, Any] = field(default_factory=dict)
 
 
+AUTO = "auto"
+Samples = int | Literal["auto"]
+"""Answers per prompt: a fixed number, or ``"auto"`` (stages until every comparison is decided)."""
+MIN_SAMPLES = 3
+"""``min-samples`` by default: answers every prompt gets in the first stage of ``auto``."""
+MAX_SAMPLES = 60
+"""``max-samples`` by default: answers after which an undecided comparison is inconclusive."""
+
+
 @dataclass(frozen=True)
 class RunDefaults:
     """The suite's ``defaults:``; ``None`` means "not set here"."""
@@ -105,7 +118,9 @@ class RunDefaults:
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
-    samples: int | None = None
+    samples: Samples | None = None
+    min_samples: int | None = None
+    max_samples: int | None = None
 
 
 _DEFAULTABLE = tuple(f.name for f in fields(RunDefaults))
@@ -124,7 +139,12 @@ class RunOptions:
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
-    samples: int | None = None
+    samples: Samples | None = None
+    """``None``: the suite's default, else ``"auto"``."""
+    min_samples: int | None = None
+    max_samples: int | None = None
+    baseline_pool: int = DEFAULT_POOL
+    """Promoted runs pooled as the baseline of an ``auto`` run."""
     concurrency: int = 8
     timeout: float = 60.0
     max_retries: int = 3
@@ -132,6 +152,8 @@ class RunOptions:
     record: str | Path | None = None
     git_sha: str | None = None
     git_ref: str | None = None
+    shard: Shard | None = None
+    """Answer only this shard's prompts (the run records it; merge the shards' runs after)."""
 
     def over(self, defaults: RunDefaults) -> RunOptions:
         """These options with every model parameter they leave unset taken from ``defaults``."""
@@ -142,10 +164,34 @@ class RunOptions:
         }
         return replace(self, **update) if update else self
 
+    def __post_init__(self) -> None:
+        if self.samples is not None and self.samples != AUTO:
+            if isinstance(self.samples, bool) or not isinstance(self.samples, int):
+                raise ValueError(f"samples must be 'auto' or a whole number, got {self.samples!r}")
+            if self.samples < 1:
+                raise ValueError(f"samples must be 'auto' or at least 1, got {self.samples}")
+        if self.baseline_pool < 1:
+            raise ValueError(f"baseline_pool must be at least 1, got {self.baseline_pool}")
+
+    @property
+    def adaptive(self) -> bool:
+        """``samples: auto``, the default when neither the caller nor the suite sets a number."""
+        return self.samples is None or self.samples == AUTO
+
     @property
     def sample_count(self) -> int:
-        """Responses per prompt: the ``samples`` set, else one."""
-        return max(1, self.samples) if self.samples is not None else 1
+        """Responses per prompt of a fixed-sample run (the most answers a prompt gets, if auto)."""
+        if isinstance(self.samples, int):
+            return max(1, self.samples)
+        return self.policy().max_samples
+
+    def policy(self) -> Policy:
+        """The sequential procedure of an ``auto`` run (``ValueError`` names a bad bound)."""
+        low = self.min_samples if self.min_samples is not None else MIN_SAMPLES
+        high = self.max_samples if self.max_samples is not None else MAX_SAMPLES
+        if self.min_samples is not None and self.max_samples is None:
+            high = max(high, low)
+        return Policy(min_samples=low, max_samples=high)
 
 
 class SuiteError(ValueError):
@@ -290,18 +336,23 @@ class CanarySuite:
         max_tokens: int | None = None,
         seed: int | None = None,
         show_progress: bool = True,
+        samples: Samples | None = None,
+        baseline: Baseline | None = None,
         **options: Any,
     ) -> CanaryRunResult:
         """Run all prompts against the provider, apply all probes, return results.
 
-        ``options`` are further :class:`RunOptions` fields (``samples``, ``concurrency``,
-        ``timeout``, ``max_retries``, ``record``, ``git_sha``, ``git_ref``); the suite's
-        ``defaults:`` fill the model parameters not given.
+        ``samples`` is a number of answers per prompt or ``"auto"`` (the default unless the
+        suite's ``defaults:`` set one): answers in stages until every comparison with
+        ``baseline`` (a snapshot, or a list of snapshots = the pool) is decided. ``options`` are
+        further :class:`RunOptions` fields (``min_samples``, ``max_samples``, ``baseline_pool``,
+        ``concurrency``, ``timeout``, ``max_retries``, ``record``, ``git_sha``, ``git_ref``,
+        ``shard``).
         """
         from promptcanary.core.runner import run_suite_blocking
 
-        given = _given(temperature, max_tokens, seed, show_progress, options)
-        return run_suite_blocking(self, provider, given)
+        given = _given(temperature, max_tokens, seed, show_progress, samples, options)
+        return run_suite_blocking(self, provider, given, baseline=baseline)
 
     async def arun(
         self,
@@ -311,13 +362,15 @@ class CanarySuite:
         max_tokens: int | None = None,
         seed: int | None = None,
         show_progress: bool = True,
+        samples: Samples | None = None,
+        baseline: Baseline | None = None,
         **options: Any,
     ) -> CanaryRunResult:
         """The asynchronous form of :meth:`run`."""
         from promptcanary.core.runner import run_suite
 
-        given = _given(temperature, max_tokens, seed, show_progress, options)
-        return await run_suite(self, provider, given)
+        given = _given(temperature, max_tokens, seed, show_progress, samples, options)
+        return await run_suite(self, provider, given, baseline=baseline)
 
     # ── YAML ─────────────────────────────────────────────────────────────────
 
@@ -359,6 +412,7 @@ def _given(
     max_tokens: int | None,
     seed: int | None,
     show_progress: bool,
+    samples: Samples | None,
     options: dict[str, Any],
 ) -> RunOptions:
     """``run``/``arun`` keywords as one :class:`RunOptions` (an unknown keyword is a TypeError)."""
@@ -367,5 +421,6 @@ def _given(
         max_tokens=max_tokens,
         seed=seed,
         show_progress=show_progress,
+        samples=samples,
         **options,
     )

@@ -62,6 +62,14 @@ def format_drift(report: DriftReport, notes: Sequence[str] = ()) -> str:
         ("Regressions", _comparison_lines(report.regressions)),
         ("Improvements", _comparison_lines(report.improvements)),
         (
+            "Inconclusive (undecided at max-samples; not regressions)",
+            [
+                f"  {c.prompt_id} / {c.probe_key}: {c.current_samples} answers, pass rate "
+                f"{(c.baseline_pass_rate or 0):.0%} → {(c.current_pass_rate or 0):.0%}"
+                for c in report.inconclusive
+            ],
+        ),
+        (
             "Flaky (the baseline itself varies)",
             [f"  {c.prompt_id} / {c.probe_key}" for c in report.flaky],
         ),

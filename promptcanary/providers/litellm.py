@@ -8,6 +8,12 @@ One call is one HTTP request: LiteLLM's and the OpenAI SDK's own retries are swi
 (``num_retries=0``, ``max_retries=0``) because the runner retries, with backoff that honours
 ``Retry-After`` and a budget the user configured.
 
+Per call, LiteLLM also prices the answer (a model-table lookup) and queues a success-logging task
+for its callbacks: a quarter or more of its CPU per request, which bounds a run at high concurrency
+on a small machine. The engine reads neither, so while one of *our* calls runs and no LiteLLM
+callback is configured in the process, both are skipped (:func:`_skip_unused_bookkeeping`); any
+other use of LiteLLM in the same process is unaffected.
+
 Errors become :class:`ProviderError` with ``transient`` set for what is worth retrying: 408, 409,
 429 and 5xx answers, timeouts, connection errors and a body that is not JSON (a truncated answer
 from a proxy is usually a one-off). An answer that is well-formed but unusable — no ``choices``, or
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import importlib
 import json
@@ -37,6 +44,9 @@ from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError
 DEFAULT_TIMEOUT = 60.0
 """Seconds per request when neither the runner nor ``extra_params['timeout']`` sets one."""
 
+PLACEHOLDER_API_KEY = "no-key"
+"""Sent to a local endpoint (``api_base``) when no API key is configured anywhere."""
+
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 _MAX_MESSAGE = 400
 
@@ -53,6 +63,13 @@ _PREWARM_MODULES = (
 _prewarm_lock = threading.Lock()
 _prewarm_thread: threading.Thread | None = None
 
+#: True inside :meth:`LiteLLMProvider.acomplete` (asyncio tasks copy it into what LiteLLM starts).
+_in_our_call: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "promptcanary_litellm_call", default=False
+)
+_bookkeeping_lock = threading.Lock()
+_bookkeeping_checked = False
+
 
 def import_litellm() -> Any:
     """Import LiteLLM configured for offline, quiet use (the cost map ships with the package)."""
@@ -61,7 +78,48 @@ def import_litellm() -> Any:
 
     # Its "Give Feedback / Get Help" banner goes to stdout on every error: noise in CI logs.
     litellm.suppress_debug_info = True
+    _skip_unused_bookkeeping(litellm)
     return litellm
+
+
+def _skip_unused_bookkeeping(litellm: Any) -> None:
+    """Wrap LiteLLM's per-call cost calculation and success-logging task so that they do nothing
+    during our calls while no callback is configured (they would feed only callbacks and the
+    response's hidden ``response_cost``, which the engine never reads). Installed once; a LiteLLM
+    without these internals is left as it is (this is only an optimisation)."""
+    global _bookkeeping_checked
+    if _bookkeeping_checked:  # import_litellm() runs on every call: keep that path cheap
+        return
+    with _bookkeeping_lock:
+        try:
+            from litellm import utils
+            from litellm.litellm_core_utils.litellm_logging import Logging
+
+            calculate = Logging.response_cost_calculator
+            log_success = utils._client_async_logging_helper
+        except (ImportError, AttributeError):
+            _bookkeeping_checked = True
+            return
+        if getattr(calculate, "_promptcanary", False):
+            _bookkeeping_checked = True
+            return
+
+        def unused() -> bool:
+            return _in_our_call.get() and not (
+                litellm.callbacks or litellm.success_callback or litellm._async_success_callback
+            )
+
+        def response_cost_calculator(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return None if unused() else calculate(self, *args, **kwargs)
+
+        async def client_async_logging_helper(*args: Any, **kwargs: Any) -> None:
+            if not unused():
+                await log_success(*args, **kwargs)
+
+        response_cost_calculator._promptcanary = True  # type: ignore[attr-defined]
+        Logging.response_cost_calculator = response_cost_calculator
+        utils._client_async_logging_helper = client_async_logging_helper
+        _bookkeeping_checked = True
 
 
 def _warm() -> None:
@@ -137,6 +195,7 @@ class LiteLLMProvider(BaseLLMProvider):
                 extra_params=params,
             )
         super().__init__(config)
+        self._placeholder_key: bool | None = None
 
     @classmethod
     def from_config(cls, config: ProviderConfig) -> LiteLLMProvider:
@@ -157,19 +216,12 @@ class LiteLLMProvider(BaseLLMProvider):
         ``<PROVIDER>_BASE_URL`` in the environment) is a local or proxied endpoint whose needs
         LiteLLM cannot know, so it is not checked.
         """
-        params = self.config.extra_params
-        if params.get("api_base") or params.get("base_url"):
+        prefix = self._custom_endpoint_prefix()
+        if prefix is None:
             return
         litellm = import_litellm()
         model = self.config.model_id
-        try:
-            _, provider, _, _ = litellm.get_llm_provider(model=model)
-        except Exception:  # LiteLLM raises bare exceptions for unknown models: the call will say
-            return
-        prefix = str(provider).upper()
-        if _env(f"{prefix}_API_BASE") or _env(f"{prefix}_BASE_URL"):
-            return
-        api_key = params.get("api_key")
+        api_key = self.config.extra_params.get("api_key")
         missing = list(litellm.validate_environment(model=model, api_key=api_key)["missing_keys"])
         if not missing and not api_key:
             missing = _blank_key_variables(prefix)
@@ -182,6 +234,41 @@ class LiteLLMProvider(BaseLLMProvider):
                 model_id=model,
                 transient=False,
             )
+
+    def _custom_endpoint_prefix(self) -> str | None:
+        """The provider's variable prefix (``OPENAI``), or ``None`` when the model is a local or
+        proxied endpoint: an ``api_base`` in its parameters or ``<PREFIX>_API_BASE`` /
+        ``<PREFIX>_BASE_URL`` in the environment (or a model LiteLLM does not know)."""
+        params = self.config.extra_params
+        if params.get("api_base") or params.get("base_url"):
+            return None
+        litellm = import_litellm()
+        try:
+            _, provider, _, _ = litellm.get_llm_provider(model=self.config.model_id)
+        except Exception:  # LiteLLM raises bare exceptions for unknown models: the call will say
+            return None
+        prefix = str(provider).upper()
+        if _env(f"{prefix}_API_BASE") or _env(f"{prefix}_BASE_URL"):
+            return None
+        return prefix
+
+    def _needs_placeholder_key(self) -> bool:
+        """A local endpoint with no API key anywhere (most self-hosted servers check none): the
+        OpenAI client under LiteLLM refuses to send a request without one, with an error LiteLLM
+        reports as a retryable HTTP 500. Decided once per provider."""
+        if self._placeholder_key is None:
+            self._placeholder_key = False
+            if not self.config.extra_params.get("api_key") and not self._has_provider_key():
+                self._placeholder_key = self._custom_endpoint_prefix() is None
+        return self._placeholder_key
+
+    def _has_provider_key(self) -> bool:
+        litellm = import_litellm()
+        try:
+            missing = litellm.validate_environment(model=self.config.model_id)["missing_keys"]
+        except Exception:  # an unknown model: nothing to look for
+            return True
+        return not missing
 
     # ── calls ────────────────────────────────────────────────────────────────
 
@@ -207,8 +294,16 @@ class LiteLLMProvider(BaseLLMProvider):
         }
         if config.seed is not None:
             kwargs["seed"] = config.seed
+        if self._needs_placeholder_key():
+            kwargs["api_key"] = PLACEHOLDER_API_KEY
         if prompt.tools:
             kwargs["tools"] = prompt.tools
+            # "auto" is OpenAI's default with tools, but some OpenAI-compatible servers
+            # (llama-cpp-python's function-calling chat formats) only call tools when asked.
+            kwargs.setdefault("tool_choice", "auto")
+        else:
+            # A model entry's tool_choice without tools is a 400 on OpenAI-compatible APIs.
+            kwargs.pop("tool_choice", None)
         if prompt.response_format:
             kwargs["response_format"] = prompt.response_format
         return kwargs
@@ -240,10 +335,13 @@ class LiteLLMProvider(BaseLLMProvider):
         litellm = import_litellm()
         kwargs = self.request_kwargs(prompt, system_prompt, timeout)
         started = time.perf_counter()
+        token = _in_our_call.set(True)
         try:
             response = await litellm.acompletion(**kwargs)
         except Exception as exc:  # see complete()
             raise self._error(exc, kwargs["timeout"]) from exc
+        finally:
+            _in_our_call.reset(token)
         return self._parse(response, prompt, sample, started)
 
     async def aclose(self) -> None:

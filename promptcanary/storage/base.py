@@ -48,6 +48,8 @@ def atomic_write_text(path: Path, text: str) -> None:
 def snapshot_to_json(snapshot: BaselineSnapshot) -> str:
     """The snapshot as a JSON document with secrets in provider parameters redacted."""
     data: dict[str, Any] = snapshot.model_dump(mode="json")
+    if data.get("approval") is None:
+        data.pop("approval", None)  # unapproved snapshots keep the document they always had
     data["provider"]["extra_params"] = redact_params(data["provider"].get("extra_params", {}))
     run_provider = data["run_result"]["provider"]
     run_provider["extra_params"] = redact_params(run_provider.get("extra_params", {}))

@@ -11,7 +11,9 @@ baseline is the previous artifact's history plus this promotion, bounded to
 
 from __future__ import annotations
 
-import io
+import shutil
+import tempfile
+import weakref
 import zipfile
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -25,6 +27,7 @@ from promptcanary.storage.base import (
     snapshot_from_json,
     snapshot_to_json,
 )
+from promptcanary_action.baselines.base import BaselineStoreError
 from promptcanary_action.baselines.history import (
     HISTORY_KEEP,
     append_history,
@@ -53,7 +56,8 @@ UPLOAD_STEP = """\
 
 class ArtifactBackend:
     """Args: github (the port it reads artifacts through), name (``baseline-artifact``),
-    report_dir, clock (the time written to history lines)."""
+    report_dir, max_bytes (the largest archive, and file in it, read; archives are streamed to
+    a temporary folder), clock (the time written to history lines)."""
 
     def __init__(
         self,
@@ -61,14 +65,17 @@ class ArtifactBackend:
         name: str,
         *,
         report_dir: Path,
+        max_bytes: int,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._github = github
         self.name = name
         self.report_dir = report_dir
+        self.max_bytes = max_bytes
         self._clock = clock
         self._conclusions: dict[int, str | None] = {}
-        self._archives: dict[int, bytes] = {}
+        self._archives: dict[int, Path] = {}
+        self._downloads: Path | None = None
         self._histories: dict[tuple[str, str], str] = {}
         """(suite, model) → the history text found beside the loaded baseline."""
 
@@ -112,23 +119,30 @@ class ArtifactBackend:
     def _read(
         self, artifact: ArtifactInfo, suite_name: str, model_id: str
     ) -> BaselineSnapshot | None:
-        if artifact.id not in self._archives:
-            self._archives[artifact.id] = self._github.download_artifact(artifact.id)
         where = f"artifact '{self.name}' #{artifact.id}"
         try:
-            archive = zipfile.ZipFile(io.BytesIO(self._archives[artifact.id]))
+            archive = zipfile.ZipFile(self._download(artifact.id))
         except zipfile.BadZipFile:
             raise BaselineFileError(where, "not a zip archive") from None
+        except OSError as exc:  # e.g. a full disk under the temporary folder
+            raise BaselineFileError(where, f"cannot be stored to be read ({exc})") from None
         with archive:
             member = _member_for(archive, suite_name, model_id)
             if member is None:
                 return None
             location = f"{where}:{member}"
+            size = archive.getinfo(member).file_size  # zipfile never inflates past it
+            if size > self.max_bytes:
+                raise BaselineFileError(
+                    location,
+                    f"is {size} bytes uncompressed, more than the {self.max_bytes / 2**20:g} MiB "
+                    "the action reads (input `max-artifact-mb`)",
+                )
             try:
                 text = archive.read(member).decode("utf-8")
             except (zipfile.BadZipFile, UnicodeDecodeError, OSError) as exc:
                 raise BaselineFileError(location, f"cannot be read ({exc})") from None
-            history = _history_beside(archive, member, suite_name, model_id)
+            history = _history_beside(archive, member, suite_name, model_id, self.max_bytes)
         snapshot = snapshot_from_json(text, location)
         if member.endswith(baseline_file(suite_name, model_id)) or _is_pair(
             snapshot, suite_name, model_id
@@ -137,19 +151,37 @@ class ArtifactBackend:
             return snapshot
         return None
 
+    def _download(self, artifact_id: int) -> Path:
+        if self._downloads is None:
+            # Removed when the backend is collected or at exit; holds at most MAX_DOWNLOADS zips.
+            self._downloads = Path(tempfile.mkdtemp(prefix="promptcanary-artifacts-"))
+            weakref.finalize(self, shutil.rmtree, self._downloads, ignore_errors=True)
+        if artifact_id not in self._archives:
+            path = self._downloads / f"{artifact_id}.zip"
+            self._github.download_artifact(artifact_id, path, max_bytes=self.max_bytes)
+            self._archives[artifact_id] = path
+        return self._archives[artifact_id]
+
     def save(
         self, snapshot: BaselineSnapshot, *, sha: str, ref: str, regressions: int | None = None
     ) -> str:
         suite_name, model_id = snapshot.suite_name, snapshot.provider.model_id
         root = self.report_dir / ARTIFACT_DIR
         path = root.joinpath(*baseline_file(suite_name, model_id).split("/"))
-        atomic_write_text(path, snapshot_to_json(snapshot))
         record = history_record(
             snapshot, sha=sha, ref=ref, now=self._clock(), regressions=regressions
         )
         previous = self._histories.get((suite_name, model_id), "")
         history = append_history(previous, record, keep=HISTORY_KEEP)
-        atomic_write_text(root.joinpath(*history_file(suite_name, model_id).split("/")), history)
+        try:
+            atomic_write_text(path, snapshot_to_json(snapshot))
+            atomic_write_text(
+                root.joinpath(*history_file(suite_name, model_id).split("/")), history
+            )
+        except OSError as exc:  # a full disk: the run is still reported, unpromoted
+            raise BaselineStoreError(
+                f"cannot write {exc.filename or path}: {exc.strerror or exc}"
+            ) from None
         self._histories[(suite_name, model_id)] = history
         return str(path)
 
@@ -169,11 +201,15 @@ def _member_for(archive: zipfile.ZipFile, suite_name: str, model_id: str) -> str
     return singles[0] if len(singles) == 1 and len(names) == 1 else None
 
 
-def _history_beside(archive: zipfile.ZipFile, member: str, suite_name: str, model_id: str) -> str:
-    """The history next to ``member`` in the archive; "" when there is none or it is unreadable
-    (history is informational: it never fails a run)."""
+def _history_beside(
+    archive: zipfile.ZipFile, member: str, suite_name: str, model_id: str, max_bytes: int
+) -> str:
+    """The history next to ``member`` in the archive; "" when there is none, it is larger than
+    ``max_bytes`` or unreadable (history is informational: it never fails a run)."""
     wanted = member[: -len(BASELINE_FILE)] + history_file(suite_name, model_id).rsplit("/", 1)[1]
     if not member.endswith(BASELINE_FILE) or wanted not in archive.namelist():
+        return ""
+    if archive.getinfo(wanted).file_size > max_bytes:
         return ""
     try:
         return archive.read(wanted).decode("utf-8", errors="replace")

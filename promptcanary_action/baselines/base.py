@@ -58,7 +58,10 @@ def make_backend(
                 "`permissions: actions: read`)"
             )
         return ArtifactBackend(
-            github, settings.baseline_artifact, report_dir=base_dir / settings.report_dir
+            github,
+            settings.baseline_artifact,
+            report_dir=base_dir / settings.report_dir,
+            max_bytes=settings.max_artifact_mb * 2**20,
         )
     return BranchBackend.for_workspace(
         base_dir,

@@ -38,6 +38,24 @@ def history_record(
         "prompts": len(run.prompt_ids),
         "regressions": regressions,
         "errors": run.error_count,
+        **_approval_fields(snapshot),
+    }
+
+
+def _approval_fields(snapshot: BaselineSnapshot) -> dict[str, Any]:
+    """Who approved the regressions this promotion accepted (nothing when none were)."""
+    approval = snapshot.approval
+    if approval is None:
+        return {}
+    return {
+        "approval": {
+            "pr": approval.pr_number,
+            "approver": approval.approver,
+            "approved_at": approval.approved_at.isoformat(timespec="seconds"),
+            "head_sha": approval.head_sha,
+            "fingerprint": approval.fingerprint,
+            "keys": len(approval.keys),
+        }
     }
 
 

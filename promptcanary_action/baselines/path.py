@@ -14,6 +14,7 @@ from promptcanary.storage.base import (
     snapshot_from_json,
     snapshot_to_json,
 )
+from promptcanary_action.baselines.base import BaselineStoreError
 from promptcanary_action.baselines.history import (
     HISTORY_KEEP,
     append_history,
@@ -57,14 +58,19 @@ class PathBackend:
     ) -> str:
         model_id = snapshot.provider.model_id
         path = self._path(baseline_file(snapshot.suite_name, model_id))
-        atomic_write_text(path, snapshot_to_json(snapshot))
         record = history_record(
             snapshot, sha=sha, ref=ref, now=self._clock(), regressions=regressions
         )
         history = self._path(history_file(snapshot.suite_name, model_id))
-        atomic_write_text(
-            history, append_history(_read_or_empty(history), record, keep=HISTORY_KEEP)
-        )
+        try:
+            atomic_write_text(path, snapshot_to_json(snapshot))
+            atomic_write_text(
+                history, append_history(_read_or_empty(history), record, keep=HISTORY_KEEP)
+            )
+        except OSError as exc:  # a full disk: the run is still reported, unpromoted
+            raise BaselineStoreError(
+                f"cannot write {exc.filename or path}: {exc.strerror}"
+            ) from None
         return str(path)
 
     def history(self, suite_name: str, model_id: str) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ The defaults keep each run short: no retries; the timeout only guards against a 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,19 +59,31 @@ def pr_event(
     base_ref: str = DEFAULT_BRANCH,
     fork: bool = False,
     action: str = "synchronize",
+    labels: tuple[str, ...] = (),
+    label: str | None = None,
+    sender: str = FORK_OWNER,
 ) -> dict[str, Any]:
-    """A ``pull_request`` payload; ``fork`` puts the head in the contributor's copy."""
+    """A ``pull_request`` payload; ``fork`` puts the head in the contributor's copy.
+
+    ``label`` is the label a ``labeled``/``unlabeled`` event is about; ``labels`` those on the
+    pull request once the event happened.
+    """
     head_repo = f"{FORK_OWNER}/octo-repo" if fork else DEFAULT_REPOSITORY
-    return {
+    payload: dict[str, Any] = {
         "action": action,
         "number": number,
         "pull_request": {
             "number": number,
             "head": {"ref": head_ref, "sha": head_sha, "repo": _repository(head_repo)},
             "base": {"ref": base_ref, "sha": base_sha, "repo": _repository()},
+            "labels": [{"name": name, "color": "ededed"} for name in labels],
         },
         "repository": _repository(),
+        "sender": {"login": sender},
     }
+    if label is not None:
+        payload["label"] = {"name": label, "color": "ededed"}
+    return payload
 
 
 def push_event(branch: str = DEFAULT_BRANCH, *, after: str = MAIN_SHA) -> dict[str, Any]:
@@ -167,6 +179,10 @@ class ActionHarness:
     github: FakeGitHubServer
     env: dict[str, str | None] = field(default_factory=lambda: {"OPENAI_API_KEY": API_KEY})
     runs: int = 0
+    #: Inputs every run gets unless the test gives its own.
+    defaults: Mapping[str, str] = field(default_factory=lambda: dict(FAST_INPUTS))
+    #: How a run happens: ``entrypoint.py`` as a subprocess, or (tests/container) in the image.
+    runner: Callable[..., ActionResult] = run_action
 
     def write(self, relpath: str, text: str) -> Path:
         path = self.workspace / relpath
@@ -185,13 +201,35 @@ class ActionHarness:
     ) -> ActionResult:
         """Run ``entrypoint.py`` once; each run gets fresh runner files (outputs, summary)."""
         self.runs += 1
-        return run_action(
+        return self.runner(
             self.tmp_path / f"run-{self.runs}",
-            inputs={**FAST_INPUTS, **(inputs or {})},
+            inputs={**self.defaults, **(inputs or {})},
             event_name=event_name,
             event=event,
             workspace=self.workspace,
             env={**self.env, **(env or {})},
+            github_api_url=self.github.url,
+            timeout=timeout,
+        )
+
+    def run_action_in(
+        self,
+        name: str,
+        event_name: str,
+        event: dict[str, Any],
+        inputs: Mapping[str, str] | None = None,
+        *,
+        timeout: float = 90,
+    ) -> ActionResult:
+        """Like :meth:`run`, with the runner files under ``name``: safe to call from threads
+        (the matrix legs of one workflow run start together)."""
+        return run_action(
+            self.tmp_path / name,
+            inputs={**FAST_INPUTS, **(inputs or {})},
+            event_name=event_name,
+            event=event,
+            workspace=self.workspace,
+            env=dict(self.env),
             github_api_url=self.github.url,
             timeout=timeout,
         )

@@ -18,7 +18,8 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -442,21 +443,74 @@ def run_action(
             check=False,
         )
     except subprocess.TimeoutExpired as exc:
-        printed = "".join(
-            part.decode(errors="replace") if isinstance(part, bytes) else (part or "")
-            for part in (exc.stdout, exc.stderr)
-        )
-        raise ActionTimeout(
-            f"entrypoint.py ran longer than {timeout}s; it printed:\n{printed}"
-        ) from exc
+        raise _timeout(exc, timeout) from exc
+    return _result(proc.returncode, proc.stdout, proc.stderr, full_env, workspace)
 
+
+def signal_action(
+    tmp_path: Path,
+    *,
+    when: Callable[[], bool],
+    signum: int,
+    inputs: dict[str, str],
+    event_name: str,
+    event: dict[str, Any],
+    workspace: Path,
+    env: Mapping[str, str | None] | None = None,
+    github_api_url: str | None = None,
+    timeout: float = 120,
+) -> ActionResult:
+    """Like :func:`run_action`, but send ``signum`` to the step once ``when()`` is true (as the
+    runner signals a cancelled job's container), then wait for it to exit."""
+    full_env = build_env(
+        tmp_path,
+        inputs=inputs,
+        event_name=event_name,
+        event=event,
+        workspace=workspace,
+        env=env,
+        github_api_url=github_api_url,
+        apply_action_defaults=True,
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(ENTRYPOINT)],
+        cwd=workspace,
+        env=full_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        while proc.poll() is None and not when():
+            time.sleep(0.05)
+        proc.send_signal(signum)
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        proc.kill()
+        proc.communicate()
+        raise _timeout(exc, timeout) from exc
+    return _result(proc.returncode, stdout, stderr, full_env, workspace)
+
+
+def _timeout(exc: subprocess.TimeoutExpired, timeout: float) -> ActionTimeout:
+    printed = "".join(
+        part.decode(errors="replace") if isinstance(part, bytes) else (part or "")
+        for part in (exc.stdout, exc.stderr)
+    )
+    return ActionTimeout(f"entrypoint.py ran longer than {timeout}s; it printed:\n{printed}")
+
+
+def _result(
+    returncode: int, stdout: str, stderr: str, full_env: Mapping[str, str], workspace: Path
+) -> ActionResult:
     outputs = parse_command_file(Path(full_env["GITHUB_OUTPUT"]).read_text(encoding="utf-8"))
     exported = parse_command_file(Path(full_env["GITHUB_ENV"]).read_text(encoding="utf-8"))
     summary = Path(full_env["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
     return ActionResult(
-        returncode=proc.returncode,
-        stdout=proc.stdout,
-        stderr=proc.stderr,
+        returncode=returncode,
+        stdout=stdout,
+        stderr=stderr,
         outputs=outputs,
         summary=summary,
         report_dir=_report_dir(outputs, full_env, workspace),

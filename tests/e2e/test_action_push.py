@@ -85,8 +85,8 @@ def test_bad_input_value_names_the_input(harness: ActionHarness) -> None:
     assert result.returncode == 2, result.log
     message = _only_error(result.log, result.annotations("error"))
     assert message == (
-        "input 'fail-on': 'sometimes' is not one of regression, failure, never, low, medium, "
-        "high, critical"
+        "input 'fail-on': 'sometimes' is not one of regression, inconclusive, failure, never, low, "
+        "medium, high, critical"
     )
     assert harness.llm.request_count == 0
 

@@ -11,10 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from promptcanary_action.github_errors import GitHubError
-from promptcanary_action.github_port import AnnotationLike, ArtifactInfo, CommentMode
+from promptcanary_action.github_errors import ArtifactTooLargeError, GitHubError
+from promptcanary_action.github_port import (
+    AnnotationLike,
+    ArtifactInfo,
+    CommentMode,
+    LabelEvent,
+    PullInfo,
+)
 
 DEFAULT_HEAD = "a" * 40
 
@@ -59,6 +66,13 @@ class FakeGitHubPort:
     issues: list[FakeIssue] = field(default_factory=list)
     artifacts: list[tuple[ArtifactInfo, bytes]] = field(default_factory=list)
     run_conclusions: dict[int, str | None] = field(default_factory=dict)
+    pulls: dict[int, PullInfo] = field(default_factory=dict)
+    """Pull requests by number (``pull_request``), also found by head or ``merge_commits``;
+    any other number is an open, unlabelled pull request at ``head``."""
+    merge_commits: dict[str, int] = field(default_factory=dict)
+    """Merge commit SHA → the pull request it merged (``pulls_of_commit``)."""
+    label_events: dict[int, LabelEvent] = field(default_factory=dict)
+    """Issue number → the newest ``labeled`` event of the approval label."""
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     # -- test helpers --------------------------------------------------------------------------
@@ -95,6 +109,26 @@ class FakeGitHubPort:
     def pull_head_sha(self, pr_number: int) -> str:
         self._record("pull_head_sha", pr_number=pr_number)
         return self.heads.get(pr_number, self.head)
+
+    def pull_request(self, pr_number: int) -> PullInfo:
+        self._record("pull_request", pr_number=pr_number)
+        # Like pull_head_sha: any other pull request exists, open, unlabelled, at ``head``.
+        unlisted = PullInfo(pr_number, self.heads.get(pr_number, self.head), "main", (), False)
+        return self.pulls.get(pr_number, unlisted)
+
+    def pulls_of_commit(self, sha: str) -> list[PullInfo]:
+        self._record("pulls_of_commit", sha=sha)
+        merged = self.merge_commits.get(sha)
+        return [p for p in self.pulls.values() if p.number == merged or p.head_sha == sha]
+
+    def own_comment(self, pr_number: int, marker: str) -> str | None:
+        self._record("own_comment", pr_number=pr_number, marker=marker)
+        own = [c for c in self.comments if c.pr_number == pr_number and marker in c.body]
+        return own[0].body if own else None
+
+    def last_labeled(self, issue_number: int, label: str) -> LabelEvent | None:
+        self._record("last_labeled", issue_number=issue_number, label=label)
+        return self.label_events.get(issue_number)
 
     # -- check runs ----------------------------------------------------------------------------
     def create_check_run(self, name: str, head_sha: str) -> int:
@@ -156,9 +190,12 @@ class FakeGitHubPort:
         self._record("list_artifacts", name=name)
         return [info for info, _ in self.artifacts if info.name == name]
 
-    def download_artifact(self, artifact_id: int) -> bytes:
-        self._record("download_artifact", artifact_id=artifact_id)
-        return next(data for info, data in self.artifacts if info.id == artifact_id)
+    def download_artifact(self, artifact_id: int, destination: Path, *, max_bytes: int) -> None:
+        self._record("download_artifact", artifact_id=artifact_id, max_bytes=max_bytes)
+        data = next(data for info, data in self.artifacts if info.id == artifact_id)
+        if len(data) > max_bytes:
+            raise ArtifactTooLargeError(f"artifact {artifact_id} is larger than {max_bytes} bytes")
+        destination.write_bytes(data)
 
     def workflow_run_conclusion(self, run_id: int) -> str | None:
         self._record("workflow_run_conclusion", run_id=run_id)

@@ -37,6 +37,7 @@ from tests.fakes.github_state import (
     Comment,
     GitHubState,
     Issue,
+    IssueEvent,
     OpenAPISubset,
 )
 
@@ -124,6 +125,7 @@ class Fault:
     retry_after: int | None
     secondary_rate_limit: bool
     primary_rate_limit: bool
+    after_write: bool = False
     hits: int = 0
 
 
@@ -242,6 +244,12 @@ class FakeGitHubServer:
     ) -> Artifact:
         return self.state.add_artifact(name, zip_bytes, head_branch, run_id, **kw)
 
+    def label(self, number: int, name: str, actor: str, *, add: bool = True) -> IssueEvent:
+        return self.state.label(number, name, actor, add=add)
+
+    def merge_pull(self, number: int, merge_sha: str) -> Issue:
+        return self.state.merge_pull(number, merge_sha)
+
     def add_user_token(self, token: str, login: str) -> None:
         """Make `token` a user's token (GET /user works, comments are by `login`)."""
         self.user_tokens[token] = login
@@ -275,8 +283,12 @@ class FakeGitHubServer:
         retry_after: int | None = None,
         secondary_rate_limit: bool = False,
         primary_rate_limit: bool = False,
+        after_write: bool = False,
     ) -> Fault:
         """Answer matching requests with `status` the first `times` times (None: always).
+
+        after_write: the request is carried out first (a POST creates its object) and only the
+        answer is the failure, as when GitHub times out or a proxy fails after the write.
 
         secondary_rate_limit: GitHub's 403 with retry-after and "You have exceeded a secondary rate limit".
         primary_rate_limit: 403 (or the given 429) with X-RateLimit-Remaining: 0 and a reset time.
@@ -290,6 +302,7 @@ class FakeGitHubServer:
             retry_after,
             secondary_rate_limit,
             primary_rate_limit,
+            after_write,
         )
         self._faults.append(fault)
         return fault
@@ -297,8 +310,10 @@ class FakeGitHubServer:
     def clear_faults(self) -> None:
         self._faults.clear()
 
-    def _fault_reply(self, method: str, path: str) -> Reply | None:
+    def _fault_reply(self, method: str, path: str, *, after_write: bool = False) -> Reply | None:
         for fault in self._faults:
+            if fault.after_write != after_write:
+                continue
             if fault.method not in (method, "*") or not fault.pattern.search(path):
                 continue
             if fault.times is not None and fault.hits >= fault.times:
@@ -368,6 +383,11 @@ class FakeGitHubServer:
         if self.response_hook is not None:
             self.response_hook(f"{method} {template}", reply)
         self._check_response(method, template, reply)
+        if reply.status < 400:
+            with self.state.lock:
+                failed_after = self._fault_reply(method, path, after_write=True)
+            if failed_after is not None:
+                return failed_after
         return reply
 
     def _match(self, method: str, path: str) -> tuple[str, re.Match, Handler] | None:
@@ -464,7 +484,10 @@ class FakeGitHubServer:
             art = next((a for a in self.state.artifacts.values() if a.blob_key == key), None)
         if method != "GET" or art is None:
             return Reply(404, b"BlobNotFound", {"Content-Type": "application/xml"})
-        return Reply(200, art.data, {"Content-Type": "application/zip"})
+        headers = {"Content-Type": "application/zip"}
+        if art.without_length:
+            headers[_NO_LENGTH] = "1"
+        return Reply(200, art.data, headers)
 
     def rate_headers(self) -> dict[str, str]:
         return {
@@ -541,6 +564,9 @@ def _gh_error(resource: str, err: Any) -> dict:
     return {"resource": resource, "field": path, "code": "invalid", "message": message}
 
 
+_NO_LENGTH = "X-Fake-Without-Length"  # internal: never sent
+
+
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     fake: FakeGitHubServer
@@ -569,8 +595,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if payload and not isinstance(reply.body, bytes):
             self.send_header("Content-Type", "application/json; charset=utf-8")
         for key, value in reply.headers.items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(payload)))
+            if key != _NO_LENGTH:
+                self.send_header(key, value)
+        if _NO_LENGTH in reply.headers:  # the body ends when the connection closes
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        else:
+            self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(payload)
@@ -704,6 +735,20 @@ def list_comments(server: FakeGitHubServer, ctx: Ctx) -> Reply:
     return server.paginate(ctx, items, server.state.comment_json)
 
 
+@route("GET", "/repos/{owner}/{repo}/issues/{issue_number}/events")
+def list_issue_events(server: FakeGitHubServer, ctx: Ctx) -> Reply:
+    issue = _issue(server, ctx)
+    items = [e for e in server.state.events if e.issue_number == issue.number]
+    return server.paginate(ctx, items, server.state.event_json)
+
+
+@route("GET", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls")
+def list_commit_pulls(server: FakeGitHubServer, ctx: Ctx) -> Reply:
+    _repo(server, ctx)
+    items = server.state.pulls_of_commit(ctx.params["commit_sha"])
+    return server.paginate(ctx, items, server.state.pull_simple_json)
+
+
 @route("POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments")
 def create_comment(server: FakeGitHubServer, ctx: Ctx) -> Reply:
     issue = _issue(server, ctx)
@@ -803,6 +848,22 @@ def get_check_run_obj(server: FakeGitHubServer, ctx: Ctx) -> CheckRun:
 @route("GET", "/repos/{owner}/{repo}/check-runs/{check_run_id}")
 def get_check_run(server: FakeGitHubServer, ctx: Ctx) -> Reply:
     return Reply(200, server.state.check_run_json(get_check_run_obj(server, ctx)))
+
+
+@route("GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs")
+def list_check_runs_for_ref(server: FakeGitHubServer, ctx: Ctx) -> Reply:
+    # ref is a SHA here (the action always passes one); newest first, as GitHub lists them
+    _repo(server, ctx)
+    name = ctx.query.get("check_name")
+    items = [
+        r
+        for r in server.state.check_runs.values()
+        if r.head_sha == ctx.params["ref"] and (name is None or r.name == name)
+    ]
+    items.sort(key=lambda r: r.id, reverse=True)
+    return server.paginate(
+        ctx, items, server.state.check_run_json, wrap="check_runs", total_count=len(items)
+    )
 
 
 @route("GET", "/repos/{owner}/{repo}/actions/artifacts")

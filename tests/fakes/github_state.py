@@ -216,6 +216,20 @@ class Issue:
     labels: list[str] = field(default_factory=list)
     assignees: list[str] = field(default_factory=list)
     pull: dict | None = None  # head/base data when this issue is a pull request
+    merged_at: str | None = None
+    merge_commit_sha: str | None = None
+
+
+@dataclass
+class IssueEvent:
+    """One ``labeled``/``unlabeled`` event of an issue or pull request."""
+
+    id: int
+    issue_number: int
+    event: str
+    actor: str
+    label: str
+    created_at: str
 
 
 @dataclass
@@ -256,6 +270,8 @@ class Artifact:
     created_at: str
     expires_at: str
     blob_key: str
+    without_length: bool = False
+    """Serve the blob with no Content-Length (read to the end of the connection)."""
 
 
 @dataclass
@@ -288,6 +304,7 @@ class GitHubState:
         self.artifacts: dict[int, Artifact] = {}
         self.runs: dict[int, WorkflowRun] = {}
         self.labels: dict[str, int] = {}
+        self.events: list[IssueEvent] = []
         self.user_ids: dict[str, int] = {BOT[0]: 41898282}
 
     # -- clock and ids -------------------------------------------------------------------------
@@ -445,12 +462,39 @@ class GitHubState:
             created_at=issue.created_at,
             updated_at=issue.updated_at,
             closed_at=issue.closed_at,
+            merged_at=issue.merged_at,
+            merge_commit_sha=issue.merge_commit_sha,
             author_association="CONTRIBUTOR",
-            merged=False,
+            merged=issue.merged_at is not None,
             mergeable=True,
             mergeable_state="clean",
             draft=False,
         )
+
+    def pull_simple_json(self, issue: Issue) -> dict:
+        """The pull request as list endpoints show it (``pull-request-simple``)."""
+        full = self.pull_json(issue)
+        wanted = self.api.at("#/components/schemas/pull-request-simple")["properties"]
+        simple = {key: value for key, value in full.items() if key in wanted}
+        # This schema's labels have a non-nullable description (the full pull request's may be null).
+        simple["labels"] = [{**lb, "description": lb["description"] or ""} for lb in full["labels"]]
+        return simple
+
+    def event_json(self, event: IssueEvent) -> dict:
+        url = f"{self.repo_url}/issues/events/{event.id}"
+        label = self.label_json(event.label)
+        return {
+            "id": event.id,
+            "node_id": f"LE_{event.id}",
+            "url": url,
+            "actor": self.user_json(event.actor),
+            "event": event.event,
+            "commit_id": None,
+            "commit_url": None,
+            "created_at": event.created_at,
+            "performed_via_github_app": None,
+            "label": {"name": label["name"], "color": label["color"]},
+        }
 
     def comment_json(self, comment: Comment) -> dict:
         return self.api.build(
@@ -602,6 +646,45 @@ class GitHubState:
             self.issues[number] = issue
             return issue
 
+    def label(self, number: int, name: str, actor: str, *, add: bool = True) -> IssueEvent:
+        """Add (or remove) a label as ``actor`` would in the web UI: the labels and an event."""
+        with self.lock:
+            issue = self.issues[number]
+            if add and name not in issue.labels:
+                issue.labels.append(name)
+            elif not add and name in issue.labels:
+                issue.labels.remove(name)
+            issue.updated_at = self.now()
+            event = IssueEvent(
+                id=self.next_id(),
+                issue_number=number,
+                event="labeled" if add else "unlabeled",
+                actor=actor,
+                label=name,
+                created_at=issue.updated_at,
+            )
+            self.events.append(event)
+            return event
+
+    def merge_pull(self, number: int, merge_sha: str) -> Issue:
+        """Merge the pull request: closed, merged, its merge commit known to commits/{sha}/pulls."""
+        with self.lock:
+            issue = self.issues[number]
+            issue.state = "closed"
+            issue.closed_at = issue.merged_at = issue.updated_at = self.now()
+            issue.merge_commit_sha = merge_sha
+            return issue
+
+    def pulls_of_commit(self, sha: str) -> list[Issue]:
+        """Pull requests merged as ``sha``, or open ones whose head it is (as GitHub answers)."""
+        with self.lock:
+            pulls = [i for i in self.issues.values() if i.pull is not None]
+            return [
+                i
+                for i in pulls
+                if i.merge_commit_sha == sha or (i.state == "open" and i.pull["head_sha"] == sha)
+            ]
+
     def add_issue(
         self,
         title: str,
@@ -656,6 +739,7 @@ class GitHubState:
         conclusion: str = "success",
         head_sha: str = "0" * 40,
         event: str = "push",
+        without_length: bool = False,
     ) -> Artifact:
         with self.lock:
             created = created_at or datetime.now(UTC)
@@ -679,6 +763,7 @@ class GitHubState:
                 created_at=iso(created),
                 expires_at=iso(created + timedelta(days=90)),
                 blob_key=f"{aid}-{abs(hash(name)) % 10**8}",
+                without_length=without_length,
             )
             self.artifacts[aid] = art
             return art

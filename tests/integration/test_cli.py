@@ -299,3 +299,49 @@ def test_custom_probe_module_registers_the_example_probes(tmp_path: Path) -> Non
         in (done.stdout)
     )
     assert "2 sentence(s); at most 1 allowed" in done.stdout
+
+
+def test_run_auto_against_a_baseline_costs_one_answer_for_a_repeating_model(
+    workdir: Path,
+) -> None:
+    # A replay repeats its one answer: a deterministic model. Without a baseline there is
+    # nothing to decide, so auto asks one answer per prompt (the pool fills from there); against
+    # that baseline, one answer each settles it.
+    first = cli(
+        "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--samples", "auto",
+        "--output-json", "first.json", "--save-baseline", "--baseline-dir", "bl", "--no-progress",
+        cwd=workdir,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    first_run = CanaryRunResult.model_validate_json((workdir / "first.json").read_text())
+    assert len(first_run.llm_responses) == len(GOOD)
+    [saved] = (workdir / "bl").glob("*.json")
+    again = cli(
+        "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--baseline", str(saved),
+        "--output-json", "again.json", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    again_run = CanaryRunResult.model_validate_json((workdir / "again.json").read_text())
+    assert len(again_run.llm_responses) == len(GOOD)
+    assert " 0 regressions" in again.stdout
+    # The drifted replay repeats other texts: the changed prompts are regressions at 3 answers.
+    drifted = cli(
+        "run", "--config", "canary.yaml", "--replay", "drifted.jsonl", "--baseline", str(saved),
+        "--output-json", "drifted.json", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert drifted.returncode == 1, drifted.stdout + drifted.stderr
+    assert "extract-user / json_validity" in drifted.stdout.split("Regressions (", 1)[1]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--samples", "0"], "must be auto or an integer ≥ 1"),
+        (["--min-samples", "9", "--max-samples", "4"], "--min-samples 9 is above --max-samples 4"),
+        (["--max-samples", "10000"], "must be at most 1000"),
+    ],
+)
+def test_invalid_sampling_flags_exit_2(workdir: Path, flags: list[str], message: str) -> None:
+    done = cli("run", "--config", "canary.yaml", "--replay", "good.jsonl", *flags, cwd=workdir)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr

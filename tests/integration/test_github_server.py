@@ -28,7 +28,9 @@ REPO = "octo-org/octo-repo"
 HEAD, BASE = "a" * 40, "b" * 40
 
 
-def client(server: FakeGitHubServer, token: str = "ghs_test", retry=None) -> github.Github:
+def client(
+    server: FakeGitHubServer, token: str = "ghs_test", retry=None, lazy: bool = False
+) -> github.Github:
     return github.Github(
         auth=github.Auth.Token(token),
         base_url=server.url,
@@ -36,6 +38,7 @@ def client(server: FakeGitHubServer, token: str = "ghs_test", retry=None) -> git
         timeout=5,
         seconds_between_requests=None,
         seconds_between_writes=None,
+        lazy=lazy,
     )
 
 
@@ -85,6 +88,30 @@ def test_repo_and_pull(github_server, repo):
     assert fork_pull.head.repo.fork and fork_pull.head.repo.full_name == "contributor/octo-repo"
     with pytest.raises(github.UnknownObjectException):
         repo.get_pull(99)
+
+
+def test_labels_their_events_and_the_pull_requests_of_a_commit(github_server, repo):
+    github_server.label(7, "promptcanary: approve", "reviewer")
+    github_server.label(7, "other", "someone")
+    pull = repo.get_pull(7)
+    assert [lb.name for lb in pull.labels] == ["promptcanary: approve", "other"]
+    events = list(repo.get_issue(7).get_events())
+    assert [(e.event, e.actor.login, e.label.name) for e in events] == [
+        ("labeled", "reviewer", "promptcanary: approve"),
+        ("labeled", "someone", "other"),
+    ]
+    # An open pull request is found by its head commit, a merged one by its merge commit.
+    # (lazy: the commit itself is never fetched, as in the action's client)
+    repo = client(github_server, lazy=True).get_repo(REPO)
+    assert [p.number for p in repo.get_commit(HEAD).get_pulls()] == [7]
+    github_server.label(7, "promptcanary: approve", "reviewer", add=False)
+    github_server.merge_pull(7, "c" * 40)
+    assert [p.number for p in repo.get_commit("c" * 40).get_pulls()] == [7]
+    assert list(repo.get_commit(HEAD).get_pulls()) == []
+    merged = repo.get_pull(7)
+    assert merged.merged and [lb.name for lb in merged.labels] == ["other"]
+    assert [e.event for e in repo.get_issue(7).get_events()][-1] == "unlabeled"
+    assert github_server.response_errors == [] and github_server.validation_errors == []
 
 
 def test_comments_paginate_past_page_one_and_edit(github_server, repo):
@@ -314,6 +341,16 @@ def test_fault_500_once_then_success(github_server, repo):
     retrying = client(github_server, retry=GithubRetry(total=2, backoff_factor=0)).get_repo(REPO)
     assert retrying.get_issue(7).create_comment("again").body == "again"
     assert len(github_server.requests_to("POST", r"/issues/7/comments$")) == 4
+
+
+def test_fault_after_write_applies_the_write_then_fails(github_server, repo):
+    github_server.fail("POST", r"/issues/7/comments$", 502, times=1, after_write=True)
+    with pytest.raises(github.GithubException) as info:
+        repo.get_issue(7).create_comment("written")
+    assert info.value.status == 502
+    assert [c.body for c in github_server.comments(7)] == ["written"]  # yet it exists
+    repo.get_issue(7).create_comment("second")  # the fault was once
+    assert [c.body for c in github_server.comments(7)] == ["written", "second"]
 
 
 def test_rate_limit_faults(github_server, repo):

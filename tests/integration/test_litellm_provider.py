@@ -114,6 +114,28 @@ def test_native_tool_calls_round_trip(llm_server: FakeLLMServer) -> None:
     assert llm_server.last_request["tools"] == [WEATHER_TOOL]
 
 
+def test_a_prompt_with_tools_asks_for_tool_choice_auto(llm_server: FakeLLMServer) -> None:
+    """llama-cpp-python's function-calling formats answer in prose unless the request carries
+    ``tool_choice``; "auto" is what OpenAI assumes when it is absent, so sending it is safe."""
+    llm_server.script("weather", tool_calls=[{"name": "get_weather", "arguments": {"city": "X"}}])
+    call(provider_for(llm_server), CanaryPrompt(id="w", text="weather?", tools=[WEATHER_TOOL]))
+    assert llm_server.last_request["tool_choice"] == "auto"
+
+
+def test_tool_choice_of_the_model_entry_is_kept_and_sent_only_with_tools(
+    llm_server: FakeLLMServer,
+) -> None:
+    forced = {"type": "function", "function": {"name": "get_weather"}}
+    provider = provider_for(llm_server, tool_choice=forced)
+
+    call(provider, CanaryPrompt(id="w", text="weather?", tools=[WEATHER_TOOL]))
+    assert llm_server.last_request["tool_choice"] == forced
+
+    call(provider, CanaryPrompt(id="p", text="plain question"))
+    assert llm_server.last_request["tool_choice"] is None
+    assert llm_server.last_request["tools"] is None
+
+
 def test_tool_call_with_invalid_json_arguments_keeps_the_raw_text(
     llm_server: FakeLLMServer,
 ) -> None:
@@ -246,6 +268,33 @@ def test_blank_api_key_counts_as_missing(no_openai_env: pytest.MonkeyPatch) -> N
     no_openai_env.setenv("OPENAI_API_KEY", "")
     with pytest.raises(MissingCredentialsError, match="OPENAI_API_KEY"):
         LiteLLMProvider("openai/gpt-4o-mini").check_environment()
+
+
+def test_a_local_endpoint_without_any_key_gets_a_placeholder_key(
+    llm_server: FakeLLMServer, no_openai_env: pytest.MonkeyPatch
+) -> None:
+    """A self-hosted server (llama.cpp, vLLM, Ollama) checks no key; without one the OpenAI client
+    under LiteLLM refused to send the request ("Missing credentials", reported as a retryable 500).
+    """
+    llm_server.script("capital", content="Canberra")
+    provider = LiteLLMProvider("openai/local", api_base=llm_server.url)
+    provider.check_environment()
+
+    response = call(provider, CanaryPrompt(id="c", text="capital of Australia?"))
+
+    assert response.content == "Canberra"
+    assert llm_server.last_request["headers"]["has_authorization"] is True
+
+
+def test_a_configured_key_is_sent_instead_of_the_placeholder(
+    llm_server: FakeLLMServer, no_openai_env: pytest.MonkeyPatch
+) -> None:
+    provider = LiteLLMProvider("openai/local", api_base=llm_server.url, api_key=API_KEY)
+    assert "api_key" in provider.request_kwargs(CanaryPrompt(id="c", text="x"), None, None)
+    assert provider.request_kwargs(CanaryPrompt(id="c", text="x"), None, None)["api_key"] == API_KEY
+    no_openai_env.setenv("OPENAI_API_KEY", API_KEY)
+    from_env = LiteLLMProvider("openai/local", api_base=llm_server.url)
+    assert "api_key" not in from_env.request_kwargs(CanaryPrompt(id="c", text="x"), None, None)
 
 
 def test_anthropic_key_is_named(monkeypatch: pytest.MonkeyPatch) -> None:

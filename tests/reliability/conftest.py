@@ -15,6 +15,7 @@ from tests.e2e.conftest import (  # noqa: F401 - fixtures are found by name
     MODEL,
     PR_NUMBER,
     ActionHarness,
+    git_harness,
     github_pr,
     harness,
     suite_text,

@@ -17,14 +17,18 @@ CONFIG_ERROR = "PromptCanary: configuration error"
 ENUMERATED = {
     "baseline": ("s3", "branch, artifact, path, none"),
     "update-baseline": ("sometimes", "auto, always, never"),
-    "fail-on": ("sometimes", "regression, failure, never, low, medium, high, critical"),
+    "fail-on": (
+        "sometimes",
+        "regression, inconclusive, failure, never, low, medium, high, critical",
+    ),
     "comment": ("sticky", "update, new, off"),
-    "mode": ("replay", "run, post-comment"),
+    "mode": ("replay", "run, merge, post-comment"),
     "check-run": ("yes", "true, false"),
     "issue-on-drift": ("1", "true, false"),
 }
 BOUNDED = {
-    "samples": ("0", "must be an integer ≥ 1"),
+    "samples": ("0", "must be auto or an integer ≥ 1"),
+    "max-samples": ("10000", "must be an integer ≥ 1 and ≤ 1000"),
     "concurrency": ("many", "must be an integer ≥ 1"),
     "max-retries": ("-1", "must be an integer ≥ 0"),
     "timeout": ("0", "> 0"),

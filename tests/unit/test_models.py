@@ -337,3 +337,12 @@ def test_snapshot_from_a_newer_engine_is_refused_clearly() -> None:
 
 def test_snapshot_of_the_current_version_is_accepted() -> None:
     assert snapshot(schema_version=SCHEMA_VERSION).schema_version == SCHEMA_VERSION
+
+
+def test_bounded_response_keeps_the_first_characters_and_notes_the_length() -> None:
+    whole = LLMResponse(prompt_id="p", provider_model_id="m", content="abcdefghij")
+    assert whole.bounded(10) is whole
+    cut = whole.bounded(4)
+    assert (cut.content, cut.truncated_from) == ("abcd", 10)
+    assert cut.bounded(2).truncated_from == 10  # cut again: still the original length
+    assert whole.truncated_from is None

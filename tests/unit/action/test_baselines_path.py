@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from promptcanary.core.models import (
+    Approval,
     BaselineSnapshot,
     CanaryRunResult,
     LLMResponse,
     ProbeResult,
     ProviderConfig,
+    RegressionKey,
 )
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.baselines.artifact import ArtifactBackend
@@ -108,6 +110,32 @@ def test_every_save_appends_one_history_line(tmp_path: Path) -> None:
     assert [h["regressions"] for h in history] == [None, 0]
     lines = (tmp_path / "baselines/my-suite/openai-gpt-4o/history.jsonl").read_text().splitlines()
     assert len(lines) == 2 and all(" " not in line for line in lines)  # compact
+
+
+def test_a_promotion_under_an_approval_records_it_in_history_and_snapshot(
+    tmp_path: Path,
+) -> None:
+    store = path_store(tmp_path)
+    key = RegressionKey(suite="My Suite", model=MODEL, prompt_id="p1", probe_key="json_validity")
+    approval = Approval(
+        keys=(key,), head_sha="c" * 40, pr_number=12, approver="octo-cat", approved_at=T0
+    )
+    store.save(snapshot(), sha="a" * 40, ref="main")
+    store.save(snapshot(approval=approval), sha="b" * 40, ref="main", regressions=1)
+
+    first, second = store.history("My Suite", MODEL)
+
+    assert "approval" not in first
+    assert second["approval"] == {
+        "pr": 12,
+        "approver": "octo-cat",
+        "approved_at": "2024-05-01T12:00:00+00:00",
+        "head_sha": "c" * 40,
+        "fingerprint": approval.fingerprint,
+        "keys": 1,
+    }
+    loaded = store.load("My Suite", MODEL, for_ref="main")
+    assert loaded is not None and loaded.approval == approval
 
 
 def test_save_leaves_no_temporary_files(tmp_path: Path) -> None:
@@ -209,6 +237,7 @@ def test_factory_builds_the_configured_store(tmp_path: Path) -> None:
     )
     assert isinstance(artifact, ArtifactBackend)
     assert artifact.name == "bl" and artifact.report_dir == tmp_path / "out"
+    assert artifact.max_bytes == 50 * 2**20  # input max-artifact-mb's default
 
     branch = make_backend(settings(baseline_branch="data"), None, tmp_path)
     assert isinstance(branch, BranchBackend) and branch.branch == "data"

@@ -83,6 +83,25 @@ def test_pull_request_from_a_deleted_fork_counts_as_a_fork() -> None:
     assert ctx.is_fork
 
 
+def test_a_labeled_event_says_which_label_who_added_it_and_the_labels_now() -> None:
+    payload = pull_request_payload()
+    payload["action"] = "labeled"
+    payload["label"] = {"name": "promptcanary: approve", "color": "ededed"}
+    payload["pull_request"]["labels"] = [{"name": "promptcanary: approve"}, {"name": 3}, "x"]
+    ctx = EventContext.from_event("pull_request", payload, pr_env())
+    assert (ctx.action, ctx.event_label, ctx.sender) == (
+        "labeled",
+        "promptcanary: approve",
+        "octocat",
+    )
+    assert ctx.pr_labels == ("promptcanary: approve",)  # malformed entries are skipped
+
+
+def test_a_payload_without_labels_leaves_them_unknown() -> None:
+    ctx = EventContext.from_event("pull_request", pull_request_payload(), pr_env())
+    assert (ctx.pr_labels, ctx.event_label, ctx.action) == (None, None, "synchronize")
+
+
 def test_pull_request_number_falls_back_to_the_merge_ref() -> None:
     ctx = EventContext.from_event("pull_request", {}, pr_env(number=42))
     assert ctx.pr_number == 42

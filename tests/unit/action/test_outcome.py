@@ -156,3 +156,14 @@ def test_the_verdict_survives_the_step_file_post_comment_mode_reads() -> None:
         "failure",
         outcome.verdict,
     )
+
+
+def test_a_matrix_leg_leaves_the_gate_to_the_merge_job_but_not_an_unreadable_baseline() -> None:
+    drifted, errored = drifted_pair(0.3), drifted_pair(0.0, errors=2)
+    leg = outcome_of(drifted, errored, max_error_rate=0.5).model_copy(update={"shard": "2/4"})
+    assert (leg.gate_failed, leg.untrustworthy) == (True, True)
+    assert (leg.exit_code, leg.failures) == (ExitCode.OK, [])
+    broken = drifted.model_copy(update={"drift": None, "baseline_error": UNREADABLE})
+    leg = outcome_of(broken).model_copy(update={"shard": "2/4"})
+    assert leg.exit_code is ExitCode.USAGE
+    assert leg.failures == [Failure("PromptCanary: unreadable baseline", UNREADABLE)]

@@ -117,7 +117,8 @@ def activity(**overrides: Any) -> Activity:
 
 PR = activity(comment=True, may_create_baseline=False, promotion="never", is_pull_request=True)
 
-SETTINGS = dataclasses.replace(Settings(), max_retries=0, concurrency=2)
+# One answer per prompt unless a test asks for more: these tests are about the pipeline.
+SETTINGS = dataclasses.replace(Settings(), max_retries=0, concurrency=2, samples=1)
 
 
 def loaded(text: str = SUITE) -> LoadedSuite:
@@ -161,7 +162,7 @@ def seed_baseline(
 ) -> BaselineSnapshot:
     """Record a real run as the baseline of (suite, key_model or model)."""
     s = (suite or loaded()).suite
-    run = s.run(FakeProvider(model, answers or GOOD), show_progress=False, max_retries=0)
+    run = s.run(FakeProvider(model, answers or GOOD), show_progress=False, max_retries=0, samples=1)
     snap = BaselineSnapshot(
         suite_name=s.name, provider=run.provider, run_result=run, created_at=created
     )

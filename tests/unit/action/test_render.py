@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from promptcanary.core.models import (
+    AdaptiveSampling,
     CanaryRunResult,
     DriftReport,
     ErroredResult,
@@ -212,6 +213,38 @@ def test_repeated_samples_show_pass_rates_ci_adjusted_p_and_an_explanation() -> 
     assert "[-0.90, -0.40]" in body
     assert "0.012" in body
     assert "With 5 baseline and 5 current samples per prompt" in body
+
+
+def _adaptive_pair() -> PairOutcome:
+    regressed = comparison("p1", baseline=0.95, current=0.5, samples=20).model_copy(
+        update={"verdict": "regressed", "e_value": 4321.0, "baseline_samples": 140}
+    )
+    undecided = comparison("p2", baseline=0.95, current=0.75, samples=60).model_copy(
+        update={"verdict": "inconclusive", "regression": False, "baseline_samples": 130}
+    )
+    pair = make_pair([regressed, undecided], statistical=True)
+    info = AdaptiveSampling(
+        min_samples=3, max_samples=60, pool_runs=20, stages=7, prompts=2, requests=2, tokens=30
+    )
+    assert pair.drift is not None
+    drift = pair.drift.model_copy(update={"adaptive": info, "baseline_pool_runs": 20})
+    run = pair.run.model_copy(
+        update={"provenance": pair.run.provenance.model_copy(update={"adaptive": info})}
+    )
+    return pair.model_copy(update={"drift": drift, "run": run})
+
+
+def test_adaptive_regressions_show_answers_e_value_and_the_inconclusive_ones() -> None:
+    pair = _adaptive_pair()
+    body = render_comment(make_outcome(pair), comment_marker("x"))
+    assert (
+        "| `p1` | `json_validity` | 95% → 50% | 140 → 20 | [-0.90, -0.40] | 4,321 | 0.012 |" in body
+    )
+    assert "**Inconclusive** (`gpt-4o`, 1; not counted as regressions)" in body
+    assert "| `p2` | `json_validity` | 95% → 75% | 130 → 60 |" in body
+    assert "fixed `samples: 60` would have sent 120 requests (≈ 1,800 tokens)" in body
+    assert "2 requests in 7 stages" in body
+    assert pair.inconclusive_count == 1
 
 
 def test_errors_new_removed_warnings_and_flaky_are_reported() -> None:

@@ -67,7 +67,7 @@ class Provider(BaseLLMProvider):
 
 
 def real_run(model: str, answers: dict[str, str]) -> CanaryRunResult:
-    return SUITE.run(Provider(model, answers), show_progress=False)
+    return SUITE.run(Provider(model, answers), show_progress=False, samples=1)
 
 
 def pair(

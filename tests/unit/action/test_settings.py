@@ -14,15 +14,28 @@ from promptcanary_action.settings import GitHubEnv, InputError, Settings
 CHOICES = {
     ("baseline", "baseline"): ["branch", "artifact", "path", "none"],
     ("update-baseline", "update_baseline"): ["auto", "always", "never"],
-    ("fail-on", "fail_on"): ["regression", "failure", "never", "low", "medium", "high", "critical"],
+    ("fail-on", "fail_on"): [
+        "regression",
+        "inconclusive",
+        "failure",
+        "never",
+        "low",
+        "medium",
+        "high",
+        "critical",
+    ],
     ("comment", "comment"): ["update", "new", "off"],
-    ("mode", "mode"): ["run", "post-comment"],
+    ("mode", "mode"): ["run", "merge", "post-comment"],
 }
 
 # (input, field, a valid value, its parsed value, an invalid value, the rule the message states)
 NUMBERS = [
-    ("samples", "samples", "1", 1, "0", "must be an integer ≥ 1"),
-    ("samples", "samples", "12", 12, "1.5", "must be an integer ≥ 1"),
+    ("samples", "samples", "1", 1, "0", "must be auto or an integer ≥ 1"),
+    ("samples", "samples", "12", 12, "1.5", "must be auto or an integer ≥ 1"),
+    ("samples", "samples", "Auto", "auto", "-3", "must be auto or an integer ≥ 1"),
+    ("min-samples", "min_samples", "1", 1, "0", "must be an integer ≥ 1 and ≤ 1000"),
+    ("max-samples", "max_samples", "1000", 1000, "10000", "must be an integer ≥ 1 and ≤ 1000"),
+    ("baseline-pool", "baseline_pool", "1", 1, "0", "must be an integer ≥ 1 and ≤ 100"),
     ("concurrency", "concurrency", "1", 1, "0", "must be an integer ≥ 1"),
     ("concurrency", "concurrency", "32", 32, "many", "must be an integer ≥ 1"),
     ("max-retries", "max_retries", "0", 0, "-1", "must be an integer ≥ 0"),
@@ -96,7 +109,16 @@ def test_the_documented_fail_on_message() -> None:
         Settings.from_environ({"INPUT_FAIL-ON": "sometimes"})
     assert str(caught.value) == (
         "input 'fail-on': 'sometimes' is not one of"
-        " regression, failure, never, low, medium, high, critical"
+        " regression, inconclusive, failure, never, low, medium, high, critical"
+    )
+
+
+def test_min_samples_above_max_samples_names_both_inputs() -> None:
+    with pytest.raises(InputError) as caught:
+        Settings.from_environ({"INPUT_MIN-SAMPLES": "30", "INPUT_MAX-SAMPLES": "20"})
+    assert str(caught.value) == (
+        "input 'min-samples': 30 is above input 'max-samples' (20); "
+        "samples: auto needs min-samples ≤ max-samples"
     )
 
 
@@ -126,7 +148,7 @@ def test_numbers_outside_bounds_name_the_input_and_the_range(
 def test_the_documented_samples_message() -> None:
     with pytest.raises(InputError) as caught:
         Settings.from_environ({"INPUT_SAMPLES": "0"})
-    assert str(caught.value) == "input 'samples': '0' must be an integer ≥ 1"
+    assert str(caught.value) == "input 'samples': '0' must be auto or an integer ≥ 1"
 
 
 @pytest.mark.parametrize(("name", "attr"), BOOLS)
@@ -190,6 +212,21 @@ def test_baseline_branch_rejects_names_git_refuses(value: str) -> None:
         settings_with("baseline-branch", value)
 
 
+def test_shard_is_read_as_i_of_n() -> None:
+    shard = settings_with("shard", " 3/4 ").shard
+    assert shard is not None and (shard.index, shard.total) == (3, 4)
+    assert Settings().shard is None
+
+
+@pytest.mark.parametrize(
+    ("value", "says"), [("5/4", "does not exist"), ("0/2", "does not exist"), ("two", "i/n")]
+)
+def test_an_invalid_shard_names_the_input_and_the_form(value: str, says: str) -> None:
+    with pytest.raises(InputError, match=r"^input 'shard': ") as caught:
+        settings_with("shard", value)
+    assert says in str(caught.value)
+
+
 def test_long_invalid_values_are_shortened_in_the_message() -> None:
     with pytest.raises(InputError) as caught:
         settings_with("fail-on", "x" * 500)
@@ -234,8 +271,32 @@ def test_an_empty_runner_spelling_falls_back_to_the_underscore_one() -> None:
 
 
 def test_empty_and_blank_values_take_the_default() -> None:
-    blank = {f"INPUT_{name.upper()}": " \n" for name in Settings.input_fields()}
+    # approve-label is the one input whose explicit empty value means something (no approvals).
+    names = [name for name in Settings.input_fields() if name != "approve-label"]
+    blank = {f"INPUT_{name.upper()}": " \n" for name in names}
     assert Settings.from_environ(blank) == Settings.from_environ({}) == Settings()
+
+
+@pytest.mark.parametrize(
+    ("env", "label"),
+    [
+        ({}, "promptcanary: approve"),
+        ({"INPUT_APPROVE-LABEL": "promptcanary: approve"}, "promptcanary: approve"),
+        ({"INPUT_APPROVE-LABEL": "drift ok"}, "drift ok"),
+        ({"INPUT_APPROVE-LABEL": ""}, None),
+        ({"INPUT_APPROVE_LABEL": " "}, None),
+    ],
+)
+def test_approve_label_set_empty_turns_approvals_off(
+    env: dict[str, str], label: str | None
+) -> None:
+    assert Settings.from_environ(env).approve_label == label
+
+
+def test_approve_label_must_be_a_label_name() -> None:
+    with pytest.raises(InputError) as err:
+        Settings.from_environ({"INPUT_APPROVE-LABEL": "x" * 51})
+    assert "approve-label" in str(err.value) and "50 characters" in str(err.value)
 
 
 def test_unknown_inputs_are_ignored() -> None:
@@ -310,6 +371,7 @@ def test_github_env_is_read_from_the_runner_variables() -> None:
         server_url="https://ghe.example.com",
         workspace=Path("/github/workspace"),
         run_id="123456",
+        run_attempt="2",
     )
 
 
@@ -319,6 +381,12 @@ def test_github_env_defaults_outside_a_runner() -> None:
     assert github.server_url == "https://github.com"
     assert github.event_path is None and github.workspace is None
     assert github.run_url is None
+
+
+def test_run_key_names_the_run_attempt_and_is_none_outside_a_run() -> None:
+    assert GitHubEnv.from_environ(RUNNER_ENV).run_key == "123456/2"
+    assert GitHubEnv(run_id="99").run_key == "99/1"  # runners before attempts: the first
+    assert GitHubEnv().run_key is None
 
 
 def test_run_url_links_to_the_workflow_run() -> None:

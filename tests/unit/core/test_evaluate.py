@@ -62,7 +62,7 @@ def suite(text: str = SUITE) -> CanarySuite:
 
 
 def run(s: CanarySuite, answers: dict[str, str | None] | None = None) -> CanaryRunResult:
-    return s.run(Scripted(answers or dict(GOOD)), show_progress=False, max_retries=0)
+    return s.run(Scripted(answers or dict(GOOD)), show_progress=False, max_retries=0, samples=1)
 
 
 def baseline(s: CanarySuite, *, days_old: int = 1) -> BaselineSnapshot:

@@ -56,6 +56,7 @@ def _report(drops: list[float], total: int = 20) -> DriftReport:
     [
         ("never", False, False, False),
         ("regression", False, True, True),
+        ("inconclusive", False, True, True),
         ("low", False, True, True),
         ("medium", False, False, True),  # a 0.1 drop in 1 of 40 rows is only low
         ("high", False, False, True),
@@ -80,8 +81,22 @@ def test_failure_rule_looks_at_the_run_even_without_a_baseline() -> None:
 
 
 def test_an_unknown_rule_is_refused_with_the_valid_ones() -> None:
-    with pytest.raises(ValueError, match=r"sometimes.*regression, failure, never"):
+    with pytest.raises(ValueError, match=r"sometimes.*regression, inconclusive, failure, never"):
         gate_failed(None, _run(True), "sometimes")
+
+
+def test_inconclusive_comparisons_fail_only_under_fail_on_inconclusive() -> None:
+    report = _report([])
+    rows = [c.model_copy(update={"verdict": "same"}) for c in report.comparisons]
+    rows[0] = rows[0].model_copy(update={"verdict": "inconclusive"})
+    open_report = report.model_copy(update={"comparisons": rows})
+    assert len(open_report.inconclusive) == 1
+    assert gate_failed(open_report, _run(True), "inconclusive") is True
+    assert gate_failed(open_report, _run(True), "regression") is False
+    settled = report.model_copy(
+        update={"comparisons": [c.model_copy(update={"verdict": "same"}) for c in rows[1:]]}
+    )
+    assert gate_failed(settled, _run(True), "inconclusive") is False
 
 
 def test_a_run_is_untrustworthy_only_above_the_error_rate() -> None:

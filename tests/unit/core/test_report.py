@@ -9,6 +9,7 @@ import pytest
 from jinja2.sandbox import SecurityError
 
 from promptcanary.core.models import (
+    AdaptiveSampling,
     CanaryRunResult,
     DriftReport,
     ErroredResult,
@@ -107,6 +108,26 @@ def test_statistical_report_explains_the_numbers() -> None:
     assert "| 100% → 20% | [-0.95, -0.45] | < 0.001 |" in md
 
 
+def test_adaptive_report_shows_answers_e_values_and_inconclusive() -> None:
+    stats = {"baseline_pass_rate": 0.95, "pass_rate_ci": (-0.7, -0.2)}
+    regressed = comparison(
+        "p1", 0.95, 0.5, baseline_samples=140, current_samples=20, current_pass_rate=0.5,
+        e_value=2.5e7, p_adjusted=0.0004, verdict="regressed", **stats,
+    )  # fmt: skip
+    open_ = comparison(
+        "p2", 0.95, 0.92, baseline_samples=130, current_samples=60, current_pass_rate=0.75,
+        verdict="inconclusive", **stats,
+    )  # fmt: skip
+    info = AdaptiveSampling(min_samples=3, max_samples=60)
+    md = render_markdown(
+        report(comparisons=[regressed, open_], statistical=True, alpha=0.05, adaptive=info,
+               baseline_pool_runs=20)
+    )  # fmt: skip
+    assert "at most 60 answers), against a baseline pool of 20 promoted runs" in md
+    assert "| 95% → 50% | 140 → 20 | [-0.70, -0.20] | > 10⁶ | < 0.001 |" in md
+    assert "## Inconclusive (1)" in md and "| `p2` | `json_validity` | 95% → 75% | 130 → 60 |" in md
+
+
 def test_drift_markdown_with_run_shows_regressed_responses_safely() -> None:
     r = report(comparisons=[comparison("p1", 1.0, 0.0, current_details=HOSTILE)])
     md = render_markdown(
@@ -183,3 +204,15 @@ def test_drift_markdown_with_a_run_that_kept_no_responses_renders() -> None:
     md = render_markdown(r, run(results=results))
     assert "## Regressions (1)" in md
     assert "<details>" not in md
+
+
+def test_terminal_drift_lists_inconclusive_comparisons() -> None:
+    from promptcanary.core.terminal import format_drift
+
+    open_ = comparison(
+        "p2", 0.95, 0.92, baseline_pass_rate=0.95, current_pass_rate=0.75, current_samples=60,
+        verdict="inconclusive",
+    )  # fmt: skip
+    text = format_drift(report(comparisons=[open_]))
+    assert "Inconclusive (undecided at max-samples; not regressions) (1):" in text
+    assert "p2 / json_validity: 60 answers, pass rate 95% → 75%" in text

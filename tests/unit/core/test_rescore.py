@@ -142,7 +142,7 @@ def test_a_real_change_is_still_a_regression_after_rescore() -> None:
     old, new = suite(OLD_SUITE), suite(NEW_SUITE)
     base = baseline_of(run(old))
     drifted = new.run(
-        ScriptedProvider({**ANSWERS, "p2": "gamma"}), show_progress=False
+        ScriptedProvider({**ANSWERS, "p2": "gamma"}), show_progress=False, samples=1
     )  # p2 lost "beta"
     rescored, _ = rescore(base, new)
     report = compare(rescored, drifted)

@@ -118,6 +118,7 @@ def run(
     **options: Any,
 ) -> Any:
     options.setdefault("show_progress", False)
+    options.setdefault("samples", 1)  # these tests are about the requests, not about auto
     return asyncio.run(
         run_suite(
             suite,
@@ -406,7 +407,7 @@ def test_progress_reports_counts_but_never_model_text() -> None:
         run_suite(
             make_suite(5),
             provider,
-            RunOptions(show_progress=True),
+            RunOptions(show_progress=True, samples=1),
             sleep=Sleeps(),
             progress_stream=stream,
         )

@@ -76,7 +76,8 @@ def test_unset_options_take_the_suite_defaults() -> None:
         3,
     )
     assert resolved.concurrency == 2
-    assert RunOptions().sample_count == 1
+    assert RunOptions().adaptive  # neither the caller nor the suite chose: samples: auto
+    assert RunOptions(samples=4).sample_count == 4
 
 
 def test_an_explicit_value_equal_to_the_engine_default_still_overrides_the_suite() -> None:

@@ -195,8 +195,8 @@ def test_found_values_are_truncated() -> None:
 
 
 def test_filter_error_on_odd_data_is_a_failed_assertion() -> None:
-    # jsonpath-ng compiles the =~ regex only when the filter runs; "(" is invalid.
-    probe = JsonPathProbe(assertions=[{"path": "$.items[?(@.sku =~ '(')]", "exists": True}])
+    # `=~` with a number: jsonpath-ng's own filter raises TypeError when it runs.
+    probe = JsonPathProbe(assertions=[{"path": "$.items[?(@.sku =~ 3)]", "exists": True}])
     result = probe(PROMPT, respond(json.dumps(ORDER)))
     assert result.score == 0.0
     assert result.metadata["assertions"][0]["reason"].startswith("path evaluation failed")

@@ -1,0 +1,219 @@
+"""The stage plan of ``samples: auto``: who gets how many answers next, from what was scored.
+
+Pure bookkeeping between the runner (which asks the model) and :mod:`promptcanary.core.sequential`
+(which judges). The runner asks for :meth:`Sequencer.first_targets`, runs them, and keeps calling
+:meth:`Sequencer.look` with everything scored so far until it returns no target; then
+:meth:`Sequencer.finish` gives the final decision per ``(prompt, probe)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from promptcanary.core import stats
+from promptcanary.core.models import (
+    AdaptiveSampling,
+    CanaryRunResult,
+    LLMResponse,
+    PoolEntry,
+    ProbeResult,
+)
+from promptcanary.core.pool import PooledPrompt, answer_digest, counts_of, pooled_prompts
+from promptcanary.core.sequential import Counts, Decision, Look, Policy, Verdict, finish, step
+
+Key = tuple[str, str]
+
+
+class Sequencer:
+    """The decisions of one adaptive run, stage after stage.
+
+    Args:
+        pooled: prompt id → what the baseline pool knows about it (``None``: nothing; such a
+            prompt gets ``min_samples`` answers and no verdict).
+        policy: the procedure's knobs.
+    """
+
+    def __init__(self, pooled: Mapping[str, PooledPrompt | None], policy: Policy) -> None:
+        self.pooled = dict(pooled)
+        self.policy = policy
+        self.keys: list[Key] = []
+        self.decisions: list[Decision | None] = []
+        self.stages = 0
+
+    def first_targets(self, prompt_ids: Sequence[str]) -> dict[str, int]:
+        """Answers per prompt in the first stage: one where the pool had a single text, and one
+        where there is no pool (nothing to decide: the pool fills from this run on)."""
+        self.stages = 1
+        return {
+            pid: 1 if (p := self.pooled.get(pid)) is None or p.text else self.policy.min_samples
+            for pid in prompt_ids
+        }
+
+    def look(
+        self, results: Iterable[ProbeResult], responses: Iterable[LLMResponse]
+    ) -> dict[str, int]:
+        """Judge everything scored so far; the next stage's answer targets (empty: done)."""
+        single = {pid for pid, p in self.pooled.items() if p is not None and p.text}
+        counts, answered, texts = _tally(results, responses, single)
+        if not self.keys:
+            self.keys = [
+                (pid, key)
+                for pid, per_probe in counts.items()
+                if (p := self.pooled.get(pid)) is not None
+                for key in per_probe
+                if key in p.results
+            ]
+            self.decisions = [None] * len(self.keys)
+        looks = [self._look(pid, key, counts, texts) for pid, key in self.keys]
+        self.decisions = list(step(self.decisions, looks, self.policy))
+        targets: dict[str, int] = {}
+        for (pid, _), decision in zip(self.keys, self.decisions, strict=True):
+            n = answered.get(pid, 0)
+            if decision is not None and not decision.decided and n < self.policy.max_samples:
+                targets[pid] = self.policy.next_size(n)
+        if targets:
+            self.stages += 1
+        return targets
+
+    def _look(
+        self, pid: str, key: str, counts: dict[str, dict[str, Counts]], texts: dict[str, set[str]]
+    ) -> Look:
+        pooled = self.pooled[pid]
+        assert pooled is not None  # keys are built from pooled prompts only
+        single, today = pooled.text, texts.get(pid, set())
+        current = counts[pid].get(key, Counts(0, 0))
+        return Look(
+            counts_of(pooled.results[key]),
+            current,
+            identical=single is not None and today == {single},
+            changed=single is not None and len(today) == 1 and single not in today
+            and current.n >= 2,
+        )  # fmt: skip
+
+    def finish(self) -> dict[Key, Decision]:
+        """The final decision of every comparison (e-BH over the suite)."""
+        decided = [d for d in self.decisions if d is not None]
+        if len(decided) != len(self.keys):
+            raise RuntimeError("finish() before every comparison was looked at")
+        return dict(zip(self.keys, finish(decided, self.policy), strict=True))
+
+
+def replay(
+    pooled: Mapping[str, PooledPrompt | None],
+    policy: Policy,
+    prompt_ids: Sequence[str],
+    results: Sequence[ProbeResult],
+    responses: Sequence[LLMResponse],
+) -> tuple[dict[Key, Decision], int]:
+    """The decisions an adaptive run reached, recomputed from its recorded answers.
+
+    The runner's looks saw, per prompt, the answers with a sample index below that stage's
+    target; replaying the same targets over the recorded answers reaches the same decisions, so a
+    report can be rebuilt from a saved run alone. Returns the decisions and the stage count.
+    """
+    seq = Sequencer(pooled, policy)
+    targets = seq.first_targets(prompt_ids)
+    asked = dict(targets)
+    while True:
+        seen_results = [r for r in results if r.sample < asked.get(r.prompt_id, 0)]
+        seen_responses = [r for r in responses if r.sample < asked.get(r.prompt_id, 0)]
+        targets = seq.look(seen_results, seen_responses)
+        if not targets or all(asked.get(p, 0) >= n for p, n in targets.items()):
+            break  # done, or the recording ends before the run did
+        asked.update(targets)
+    return seq.finish(), seq.stages
+
+
+def policy_of(info: AdaptiveSampling) -> Policy:
+    """The procedure a run recorded in its provenance."""
+    return Policy(
+        alpha=info.alpha,
+        margin=info.margin,
+        futility_level=info.futility_level,
+        min_samples=info.min_samples,
+        max_samples=info.max_samples,
+    )
+
+
+def decide_run(
+    entries: Sequence[PoolEntry], run: CanaryRunResult
+) -> tuple[dict[Key, Decision], int] | None:
+    """An adaptive run's decisions against the pool ``entries`` (``None``: not an adaptive run)."""
+    info = run.provenance.adaptive
+    if info is None:
+        return None
+    prompt_ids = run.prompt_ids
+    pooled = pooled_prompts(entries, run.provenance.prompt_hashes, prompt_ids)
+    return replay(pooled, policy_of(info), prompt_ids, run.probe_results, run.llm_responses)
+
+
+VERDICT_NAMES = {
+    Verdict.SAME: "same",
+    Verdict.REGRESSED: "regressed",
+    Verdict.IMPROVED: "improved",
+    Verdict.UNDECIDED: "inconclusive",
+}
+"""How a final decision reads in reports: still undecided at the end is *inconclusive*."""
+
+
+def comparison_fields(decision: Decision, confidence: float = 0.95) -> dict[str, object]:
+    """The :class:`ProbeComparison` fields that a final decision sets (counts, evidence, verdict).
+
+    Pass rates and sample counts are those the decision was frozen at; the interval is
+    Newcombe's for (current − baseline) pass rate, a description of the data rather than an
+    anytime-valid interval. ``p_value`` is ``1 / e`` in the direction the pass rate moved.
+    """
+    b, c = decision.baseline, decision.current
+    rate_b = b.passes / b.n if b.n else None
+    rate_c = c.passes / c.n if c.n else None
+    improving = decision.verdict is Verdict.IMPROVED or (
+        decision.verdict is not Verdict.REGRESSED and rate_b is not None and rate_c is not None
+        and rate_c > rate_b
+    )  # fmt: skip
+    evidence = decision.e_better if improving else decision.e_worse
+    if decision.deterministic:
+        evidence_fields: dict[str, object] = {"e_value": None, "p_value": None, "p_adjusted": None}
+    else:
+        evidence_fields = {
+            "e_value": evidence,
+            "p_value": min(1.0, 1.0 / evidence) if evidence > 0 else 1.0,
+            "p_adjusted": decision.p_adjusted,
+        }
+    return {
+        "verdict": VERDICT_NAMES[decision.verdict],
+        "regression": decision.verdict is Verdict.REGRESSED,
+        "improvement": decision.verdict is Verdict.IMPROVED,
+        "baseline_samples": b.n,
+        "current_samples": c.n,
+        "baseline_pass_rate": rate_b,
+        "current_pass_rate": rate_c,
+        "pass_rate_ci": (
+            stats.newcombe_interval(c.passes, c.n, b.passes, b.n, confidence)
+            if b.n and c.n
+            else None
+        ),
+        **evidence_fields,
+    }
+
+
+def _tally(
+    results: Iterable[ProbeResult], responses: Iterable[LLMResponse], digest_for: set[str]
+) -> tuple[dict[str, dict[str, Counts]], dict[str, int], dict[str, set[str]]]:
+    """Per prompt: pass counts per probe key, answers asked (errored too), and the answer
+    digests of the prompts in ``digest_for`` (only those can take the identical-answer shortcut).
+    """
+    counts: dict[str, dict[str, Counts]] = {}
+    for r in results:
+        if r.errored:
+            continue
+        per_prompt = counts.setdefault(r.prompt_id, {})
+        per_prompt[r.probe_key] = per_prompt.get(r.probe_key, Counts(0, 0)) + Counts(
+            int(r.passed), 1
+        )
+    answered: dict[str, int] = {}
+    texts: dict[str, set[str]] = {}
+    for response in responses:
+        answered[response.prompt_id] = answered.get(response.prompt_id, 0) + 1
+        if response.prompt_id in digest_for and not response.errored:
+            texts.setdefault(response.prompt_id, set()).add(answer_digest(response))
+    return counts, answered, texts

@@ -1,0 +1,334 @@
+"""Sequential decisions for ``samples: auto``: when to stop asking a prompt, and what to conclude.
+
+Pure functions of pass counts; no I/O, no randomness. ``docs/statistics.md`` explains the choice;
+in short:
+
+* **Regressions and improvements** are judged by an e-value per ``(prompt, probe)``: a mixture
+  likelihood ratio (uniform prior on ``p_current < p_baseline``, resp. ``>``) over the *largest*
+  likelihood the null ``p_current >= p_baseline`` allows (universal inference, Wasserman, Ramdas &
+  Balakrishnan 2020). For every null parameter the mixture ratio is a test martingale as answers
+  arrive, so the e-value stays valid however many looks are taken and whenever sampling stops
+  (Ville's inequality). The suite-wide family is controlled by e-BH (Wang & Ramdas 2022), valid
+  under any dependence between comparisons (probes of one prompt share answers).
+* **"Same"** is a non-binding futility rule: stop when a drop of ``margin`` in the pass rate is
+  ruled out by a likelihood ratio of ``1 / futility_level`` (a one-sided SPRT between "as in the
+  baseline" and "``margin`` lower"). Stopping for futility can only remove rejections, so it costs
+  detection power, never false alarms.
+* **Deterministic prompts**: when every baseline answer was the same text and today's answers are
+  that text again, the prompt is settled after one answer without any test (nothing varied). When
+  today's answers (two or more) are all one *other* text, the model is deterministic and changed:
+  its pass flags decide (a pass that became a failure is a regression), again without a test.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from functools import lru_cache
+
+from promptcanary.core import stats
+
+MAX_SAMPLES_CAP = 1_000
+"""The largest ``max-samples`` accepted: beyond it a typo would buy a very large bill."""
+
+
+class Verdict(StrEnum):
+    SAME = "same"
+    REGRESSED = "regressed"
+    IMPROVED = "improved"
+    UNDECIDED = "undecided"
+    """Still sampling; after :func:`finish`, a comparison left here is *inconclusive*."""
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Pass count ``passes`` out of ``n`` scored answers of one (prompt, probe) on one side."""
+
+    passes: int
+    n: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.passes <= self.n:
+            raise ValueError(f"passes must lie between 0 and n, got {self.passes} of {self.n}")
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(self.passes + other.passes, self.n + other.n)
+
+    @property
+    def fails(self) -> int:
+        return self.n - self.passes
+
+    def flipped(self) -> Counts:
+        """Passes and failures swapped: an improvement test is a regression test of failures."""
+        return Counts(self.fails, self.n)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The knobs of the procedure (defaults documented in ``docs/statistics.md``)."""
+
+    alpha: float = 0.05
+    """False-discovery rate of the suite's regressions (and, separately, improvements)."""
+    margin: float = 0.5
+    """The pass-rate drop that "same" rules out; smaller drops are not chased."""
+    futility_level: float = 1 / 16
+    """How strongly "same" must rule the drop out (likelihood ratio ``1 / futility_level``)."""
+    min_samples: int = 3
+    max_samples: int = 60
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.alpha < 1.0:
+            raise ValueError(f"alpha must lie strictly between 0 and 1, got {self.alpha}")
+        if not 0.0 < self.margin <= 1.0:
+            raise ValueError(f"margin must lie in (0, 1], got {self.margin}")
+        if not 0.0 < self.futility_level < 1.0:
+            raise ValueError(f"futility_level must lie in (0, 1), got {self.futility_level}")
+        if not 1 <= self.min_samples <= self.max_samples <= MAX_SAMPLES_CAP:
+            raise ValueError(
+                "need 1 <= min_samples <= max_samples <= "
+                f"{MAX_SAMPLES_CAP}, got {self.min_samples} and {self.max_samples}"
+            )
+
+    def next_size(self, n: int) -> int:
+        """Answers a still-undecided prompt should have after the next stage (about +25%)."""
+        return min(self.max_samples, max(self.min_samples, n + max(1, math.ceil(n / 4))))
+
+
+# --------------------------------------------------------------------------------------------
+# the e-value
+
+
+def _log_beta(a: float, b: float) -> float:
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+def prob_greater(a1: int, b1: int, a2: int, b2: int) -> float:
+    """P(X > Y) for independent X ~ Beta(a1, b1), Y ~ Beta(a2, b2) with integer parameters.
+
+    The finite sum for integer shape parameters (e.g. Evan Miller, "Formulas for Bayesian A/B
+    testing", 2015), summed over whichever first parameter is smaller.
+    """
+    if min(a1, b1, a2, b2) < 1:
+        raise ValueError("prob_greater needs integer shape parameters >= 1")
+    if a1 > a2:
+        return 1.0 - prob_greater(a2, b2, a1, b1)
+    # P(X > Y) = sum_{i < a1} B(a2 + i, b1 + b2) / ((b1 + i) B(1 + i, b1) B(a2, b2))
+    log_norm = _log_beta(a2, b2)
+    total = math.fsum(
+        math.exp(_log_beta(a2 + i, b1 + b2) - math.log(b1 + i) - _log_beta(1 + i, b1) - log_norm)
+        for i in range(a1)
+    )
+    return min(1.0, max(0.0, total))
+
+
+def _log_likelihood(c: Counts, p: float) -> float:
+    # 0 * log(0) is 0: a rate of exactly 0 or 1 is the maximum for all-fail or all-pass data.
+    out = 0.0
+    if c.passes:
+        out += c.passes * math.log(p)
+    if c.fails:
+        out += c.fails * math.log1p(-p)
+    return out
+
+
+@lru_cache(maxsize=65536)
+def log_e_worse(baseline: Counts, current: Counts) -> float:
+    """Log e-value against "the current pass rate is at least the baseline's".
+
+    Numerator: the likelihood of both samples averaged over the uniform prior on
+    ``{p_current < p_baseline}`` (density 2 on that triangle), i.e.
+    ``2 B(xb+1, fb+1) B(xc+1, fc+1) P(p_c < p_b | data)``. Denominator: the likelihood maximised
+    over the null (at the pooled rate when the current sample looks worse, else at the two
+    observed rates). The value may be below 0 (an e-value below 1): clamping it up would break
+    validity. Without current answers there is nothing to weigh: 0.
+    """
+    if baseline.n == 0 or current.n == 0:
+        return 0.0
+    p_less = prob_greater(baseline.passes + 1, baseline.fails + 1, current.passes + 1,
+                          current.fails + 1)  # fmt: skip
+    if p_less <= 0.0:
+        return -math.inf
+    numerator = (
+        math.log(2.0 * p_less)
+        + _log_beta(baseline.passes + 1, baseline.fails + 1)
+        + _log_beta(current.passes + 1, current.fails + 1)
+    )
+    rate_b, rate_c = baseline.passes / baseline.n, current.passes / current.n
+    if rate_c >= rate_b:
+        denominator = _log_likelihood(baseline, rate_b) + _log_likelihood(current, rate_c)
+    else:
+        pooled = (baseline.passes + current.passes) / (baseline.n + current.n)
+        denominator = _log_likelihood(baseline, pooled) + _log_likelihood(current, pooled)
+    return numerator - denominator
+
+
+def e_worse(baseline: Counts, current: Counts) -> float:
+    """The e-value of :func:`log_e_worse` (``inf`` beyond float range)."""
+    log_e = log_e_worse(baseline, current)
+    return math.exp(log_e) if log_e < 700.0 else math.inf  # exp(-inf) is 0.0
+
+
+def e_better(baseline: Counts, current: Counts) -> float:
+    """E-value against "the current pass rate is at most the baseline's" (an improvement)."""
+    return e_worse(baseline.flipped(), current.flipped())
+
+
+# --------------------------------------------------------------------------------------------
+# the family
+
+
+def e_bh_adjusted(evalues: Sequence[float]) -> list[float]:
+    """e-BH adjusted levels: comparison i is rejected at level alpha iff its value <= alpha.
+
+    e-BH rejects the k largest e-values where the k-th is at least m / (alpha k); that is BH
+    applied to ``1 / e`` (Wang & Ramdas 2022), so BH's adjusted p-values of ``1 / e`` are the
+    adjusted levels. Unlike BH on p-values it needs no assumption on the dependence.
+    """
+    return stats.benjamini_hochberg([1.0 / e if e > 0 else math.inf for e in evalues])
+
+
+def e_bh(evalues: Sequence[float], alpha: float) -> list[bool]:
+    """Which hypotheses e-BH rejects at false-discovery rate ``alpha``."""
+    return [level <= alpha for level in e_bh_adjusted(evalues)]
+
+
+# --------------------------------------------------------------------------------------------
+# futility
+
+
+def log_no_drop_evidence(baseline: Counts, current: Counts, margin: float) -> float:
+    """Log likelihood ratio of the current answers: "as the baseline" vs "``margin`` lower".
+
+    The baseline rate is its Jeffreys posterior mean (never exactly 0 or 1, so one failure does
+    not make "as the baseline" impossible). A baseline rate below ``margin`` cannot drop by
+    ``margin``: the evidence is then infinite.
+    """
+    rate = (baseline.passes + 0.5) / (baseline.n + 1.0)
+    lower = rate - margin
+    if lower <= 0.0:
+        return math.inf
+    return _log_likelihood(current, rate) - _log_likelihood(current, lower)
+
+
+def futile(baseline: Counts, current: Counts, policy: Policy) -> bool:
+    """True when a drop of ``policy.margin`` is ruled out: stop, the comparison is the same."""
+    evidence = log_no_drop_evidence(baseline, current, policy.margin)
+    return evidence >= -math.log(policy.futility_level)
+
+
+# --------------------------------------------------------------------------------------------
+# decisions
+
+
+@dataclass(frozen=True)
+class Look:
+    """One comparison at one look: the pooled baseline, today's answers so far."""
+
+    baseline: Counts
+    current: Counts
+    identical: bool = False
+    """Every baseline answer of the prompt had one text, and every answer today had that text."""
+    changed: bool = False
+    """Every baseline answer had one text, and today's answers (two or more) all had another."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Where one comparison stands; decided comparisons are frozen at the counts they had."""
+
+    verdict: Verdict
+    baseline: Counts
+    current: Counts
+    e_worse: float
+    e_better: float
+    p_adjusted: float | None = None
+    """After :func:`finish`: the e-BH adjusted level in the direction of the verdict."""
+    deterministic: bool = False
+    """Decided by the identical-answer rules (same text: same; another text: its pass flags)."""
+
+    @property
+    def decided(self) -> bool:
+        return self.verdict is not Verdict.UNDECIDED
+
+
+def _judge(look: Look, bar: float, policy: Policy) -> Decision:
+    worse, better = e_worse(look.baseline, look.current), e_better(look.baseline, look.current)
+    if look.changed:
+        # A deterministic model that now answers another text: nothing varies, so its pass
+        # flags are the verdict (no statistics to do).
+        rate_b = look.baseline.passes / look.baseline.n if look.baseline.n else 0.0
+        rate_c = look.current.passes / look.current.n if look.current.n else 0.0
+        verdict = (
+            Verdict.REGRESSED if rate_c < rate_b
+            else Verdict.IMPROVED if rate_c > rate_b
+            else Verdict.SAME
+        )  # fmt: skip
+        return Decision(verdict, look.baseline, look.current, worse, better, deterministic=True)
+    if look.identical:
+        return Decision(
+            Verdict.SAME, look.baseline, look.current, worse, better, deterministic=True
+        )
+    if worse >= bar:
+        verdict = Verdict.REGRESSED
+    elif better >= bar:
+        verdict = Verdict.IMPROVED
+    elif futile(look.baseline, look.current, policy):
+        verdict = Verdict.SAME
+    else:
+        verdict = Verdict.UNDECIDED
+    return Decision(verdict, look.baseline, look.current, worse, better)
+
+
+def step(
+    previous: Sequence[Decision | None], looks: Sequence[Look], policy: Policy
+) -> list[Decision]:
+    """One look at the whole suite: decided comparisons stay as they were, the rest are judged.
+
+    A comparison is decided early as regressed (improved) only when its e-value alone reaches
+    e-BH's bar for a single discovery, ``m / alpha``; :func:`finish` applies e-BH to all of them.
+    Freezing a decided comparison at its counts is what makes its e-value a stopped e-process
+    (valid), even when its prompt keeps sampling for another probe.
+    """
+    if len(previous) != len(looks):
+        raise ValueError("previous decisions and looks must be aligned")
+    bar = len(looks) / policy.alpha
+    return [
+        before if before is not None and before.decided else _judge(look, bar, policy)
+        for before, look in zip(previous, looks, strict=True)
+    ]
+
+
+def finish(decisions: Sequence[Decision], policy: Policy) -> list[Decision]:
+    """Final verdicts: e-BH over every comparison's e-value, each direction its own family.
+
+    A comparison rejected by e-BH is regressed (improved) whatever its interim state; one still
+    undecided and not rejected stays undecided, i.e. inconclusive. A comparison settled as same
+    keeps that verdict unless e-BH rejects it.
+    """
+    worse = e_bh_adjusted([d.e_worse for d in decisions])
+    better = e_bh_adjusted([d.e_better for d in decisions])
+    out: list[Decision] = []
+    for d, level_w, level_b in zip(decisions, worse, better, strict=True):
+        if d.deterministic:
+            out.append(d)  # decided without statistics: no level to report
+            continue
+        if level_w <= policy.alpha:
+            verdict, level = Verdict.REGRESSED, level_w
+        elif level_b <= policy.alpha:
+            verdict, level = Verdict.IMPROVED, level_b
+        else:
+            # An interim regression/improvement passed the bar m / alpha, so e-BH rejects it too.
+            verdict = d.verdict
+            drop = d.current.passes * d.baseline.n <= d.baseline.passes * d.current.n
+            level = level_w if drop else level_b
+        out.append(replace(d, verdict=verdict, p_adjusted=min(1.0, level)))
+    return out
+
+
+def undecided_prompts(decisions: Sequence[Decision], prompts: Sequence[str]) -> list[str]:
+    """The prompts (in order, once each) with at least one undecided comparison."""
+    if len(decisions) != len(prompts):
+        raise ValueError("decisions and prompts must be aligned")
+    return list(dict.fromkeys(p for d, p in zip(decisions, prompts, strict=True) if not d.decided))

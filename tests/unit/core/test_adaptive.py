@@ -1,0 +1,198 @@
+"""The stage plan of samples: auto, driven by hand with scored answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from promptcanary.core.adaptive import Sequencer, decide_run, replay
+from promptcanary.core.models import LLMResponse, ProbeResult, ScoreSummary
+from promptcanary.core.pool import PooledPrompt, answer_digest
+from promptcanary.core.sequential import Policy, Verdict
+
+POLICY = Policy(min_samples=3, max_samples=12)
+
+
+def _answers(
+    prompt: str, outcomes: list[bool], text: str | None = None
+) -> tuple[list[ProbeResult], list[LLMResponse]]:
+    results, responses = [], []
+    for i, ok in enumerate(outcomes):
+        content = text if text is not None else f"{prompt} answer {i} {'ok' if ok else 'bad'}"
+        responses.append(
+            LLMResponse(prompt_id=prompt, provider_model_id="m", content=content, sample=i)
+        )
+        results.append(
+            ProbeResult(
+                probe_id="p", probe_key="p", prompt_id=prompt, passed=ok, score=float(ok), sample=i
+            )
+        )
+    return results, responses
+
+
+def _pooled(passes: int, n: int, text: str | None = None) -> PooledPrompt:
+    summary = ScoreSummary(n=n, passes=passes, score_sum=passes, score_sq_sum=passes)
+    return PooledPrompt(runs=5, results={"p": summary}, text=text)
+
+
+def _digest(text: str) -> str:
+    return answer_digest(LLMResponse(prompt_id="x", provider_model_id="m", content=text))
+
+
+def test_first_stage_asks_one_answer_where_the_pool_had_one_text() -> None:
+    seq = Sequencer(
+        {"det": _pooled(20, 20, _digest("A")), "var": _pooled(20, 20), "new": None}, POLICY
+    )
+    assert seq.first_targets(["det", "var", "new"]) == {"det": 1, "var": 3, "new": 1}
+
+
+def test_identical_answer_settles_the_prompt() -> None:
+    seq = Sequencer({"det": _pooled(20, 20, _digest("A"))}, POLICY)
+    seq.first_targets(["det"])
+    assert seq.look(*_answers("det", [True], text="A")) == {}
+    assert seq.finish()[("det", "p")].verdict is Verdict.SAME
+
+
+def test_a_different_first_answer_tops_up_to_the_minimum() -> None:
+    seq = Sequencer({"det": _pooled(20, 20, _digest("A"))}, POLICY)
+    seq.first_targets(["det"])
+    assert seq.look(*_answers("det", [True], text="B")) == {"det": 3}
+
+
+def test_another_repeated_text_is_decided_by_its_pass_flags() -> None:
+    # The pool always said "A" (a pass); today "B" twice, failing: a deterministic change.
+    seq = Sequencer({"det": _pooled(20, 20, _digest("A"))}, POLICY)
+    seq.first_targets(["det"])
+    assert seq.look(*_answers("det", [False], text="B")) == {"det": 3}
+    assert seq.look(*_answers("det", [False] * 3, text="B")) == {}
+    decision = seq.finish()[("det", "p")]
+    assert decision.verdict is Verdict.REGRESSED and decision.deterministic
+    assert decision.p_adjusted is None  # no statistics were done
+
+
+def test_another_varying_text_is_judged_by_the_statistics() -> None:
+    seq = Sequencer({"det": _pooled(20, 20, _digest("A"))}, POLICY)
+    seq.first_targets(["det"])
+    seq.look(*_answers("det", [True], text="B"))
+    targets = seq.look(*_answers("det", [True, True, True]))  # three different texts
+    decision = seq.decisions[0]
+    assert decision is not None and not decision.deterministic
+    assert targets == {"det": 4}  # 3 passes do not yet rule out a drop of 0.5
+
+
+def test_stages_until_a_regression_is_decided() -> None:
+    # A baseline passing 12 of 20 against answers that all fail: e = 1.5, 2.5, 4.1, 10.7, 26.3
+    # after 3, 4, 5, 7, 9 answers; the bar for one comparison is 1 / 0.05 = 20.
+    seq = Sequencer({"a": _pooled(12, 20)}, POLICY)
+    seq.first_targets(["a"])
+    sizes = []
+    n = 3
+    while True:
+        targets = seq.look(*_answers("a", [False] * n))
+        if not targets:
+            break
+        n = targets["a"]
+        sizes.append(n)
+    assert sizes == [4, 5, 7, 9]
+    final = seq.finish()[("a", "p")]
+    assert final.verdict is Verdict.REGRESSED
+    assert final.current.n == 9
+    assert seq.stages == len(sizes) + 1
+
+
+def test_undecided_stops_at_max_samples_and_is_inconclusive() -> None:
+    # A baseline at 0.95 and answers at 0.75: neither ruled out nor proven within 12 answers.
+    seq = Sequencer({"a": _pooled(19, 20)}, POLICY)
+    seq.first_targets(["a"])
+    pattern = [True, True, True, False]
+    n = 3
+    while targets := seq.look(*_answers("a", (pattern * 5)[:n])):
+        n = targets["a"]
+    assert n == POLICY.max_samples
+    assert seq.finish()[("a", "p")].verdict is Verdict.UNDECIDED
+
+
+def test_prompts_without_pool_are_not_compared() -> None:
+    seq = Sequencer({"new": None}, POLICY)
+    seq.first_targets(["new"])
+    assert seq.look(*_answers("new", [True] * 3)) == {}
+    assert seq.finish() == {}
+
+
+def test_finish_before_any_look_is_an_error() -> None:
+    seq = Sequencer({"a": _pooled(5, 5)}, POLICY)
+    seq.keys = [("a", "p")]
+    seq.decisions = [None]
+    with pytest.raises(RuntimeError, match="looked at"):
+        seq.finish()
+
+
+def test_replay_reaches_the_live_decisions() -> None:
+    # Live: answers are handed out stage by stage; replay: from the full recording afterwards.
+    pooled = {"a": _pooled(12, 20), "b": _pooled(20, 20), "c": _pooled(19, 20)}
+    outcomes = {"a": [False] * 12, "b": [True] * 12, "c": [True, True, False, True] * 3}
+    live = Sequencer(pooled, POLICY)
+    asked = live.first_targets(list(pooled))
+    while True:
+        results, responses = [], []
+        for pid, n in asked.items():
+            r, s = _answers(pid, outcomes[pid][:n])
+            results += r
+            responses += s
+        targets = live.look(results, responses)
+        if not targets:
+            break
+        asked.update(targets)
+    recorded_results, recorded_responses = [], []
+    for pid, n in asked.items():
+        r, s = _answers(pid, outcomes[pid][:n])
+        recorded_results += r
+        recorded_responses += s
+    decisions, stages = replay(pooled, POLICY, list(pooled), recorded_results, recorded_responses)
+    assert decisions == live.finish()
+    assert stages == live.stages
+    assert {d.verdict for d in decisions.values()} >= {Verdict.REGRESSED, Verdict.SAME}
+
+
+def test_decide_run_reads_the_procedure_from_the_run() -> None:
+    from promptcanary.core.models import (
+        AdaptiveSampling,
+        CanaryRunResult,
+        Provenance,
+        ProviderConfig,
+    )
+    from promptcanary.core.pool import entry_for
+
+    def run(outcomes: list[bool], info: AdaptiveSampling | None, run_id: str) -> CanaryRunResult:
+        results, responses = _answers("a", outcomes)
+        return CanaryRunResult(
+            run_id=run_id, suite_name="s", provider=ProviderConfig(model_id="m"),
+            probe_results=results, llm_responses=responses,
+            provenance=Provenance(adaptive=info),
+        )  # fmt: skip
+
+    baseline = run([True] * 12 + [False] * 8, None, "base")
+    info = AdaptiveSampling(min_samples=3, max_samples=12)
+    assert decide_run([entry_for(baseline)], run([True] * 3, None, "fixed")) is None
+    decided = decide_run([entry_for(baseline)], run([False] * 12, info, "auto"))
+    assert decided is not None
+    decisions, stages = decided
+    assert decisions[("a", "p")].verdict is Verdict.REGRESSED
+    assert decisions[("a", "p")].current.n == 9  # as in test_stages_until_a_regression_is_decided
+    assert stages == 5
+
+
+def test_comparison_fields_of_a_regression_and_an_undecided_one() -> None:
+    from promptcanary.core.adaptive import comparison_fields
+    from promptcanary.core.sequential import Counts, Decision
+
+    regressed = Decision(Verdict.REGRESSED, Counts(95, 100), Counts(5, 20), 4000.0, 0.01, 0.002)
+    fields = comparison_fields(regressed)
+    assert fields["verdict"] == "regressed" and fields["regression"] is True
+    assert (fields["baseline_samples"], fields["current_samples"]) == (100, 20)
+    assert fields["e_value"] == 4000.0 and fields["p_value"] == 1 / 4000
+    low, high = fields["pass_rate_ci"]  # type: ignore[misc]
+    assert low < -0.7 < high < 0  # 25% vs 95%
+    undecided = Decision(Verdict.UNDECIDED, Counts(19, 20), Counts(12, 12), 0.5, 3.0, 0.4)
+    open_ = comparison_fields(undecided)
+    assert open_["verdict"] == "inconclusive" and open_["regression"] is False
+    assert open_["e_value"] == 3.0  # the pass rate went up: the evidence shown is for "better"

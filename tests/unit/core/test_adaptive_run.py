@@ -1,0 +1,99 @@
+"""samples: auto through the real runner: stages, the identical-answer shortcut, pools."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import random
+from collections import Counter
+
+from promptcanary.core.comparator import compare
+from promptcanary.core.models import BaselineSnapshot, CanaryPrompt, LLMResponse, ProviderConfig
+from promptcanary.core.pool import promote
+from promptcanary.core.probes.format import KeywordPresenceProbe
+from promptcanary.core.runner import run_suite
+from promptcanary.core.suite import CanarySuite, RunOptions
+from promptcanary.providers.base import BaseLLMProvider
+
+
+class Answers(BaseLLMProvider):
+    """Answers per prompt: a fixed text, or 'ok'/'bad' with a pass probability (seeded)."""
+
+    def __init__(self, rates: dict[str, float], *, varied: bool, seed: int = 0) -> None:
+        super().__init__(ProviderConfig(model_id="m", seed=None))
+        self.rates, self.varied, self.rng = rates, varied, random.Random(seed)
+        self.asked: Counter[str] = Counter()
+
+    def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:
+        self.asked[prompt.id] += 1
+        word = "ok" if self.rng.random() < self.rates[prompt.id] else "bad"
+        nonce = f" #{self.rng.getrandbits(32)}" if self.varied else ""
+        return LLMResponse(prompt_id=prompt.id, provider_model_id="m", content=word + nonce)
+
+
+SUITE = CanarySuite(
+    name="s",
+    prompts=[CanaryPrompt(id=f"p{i}", text=f"question {i}") for i in range(4)],
+    probes=[KeywordPresenceProbe(required_keywords=["ok"])],
+)
+STEADY = {"p0": 1.0, "p1": 1.0, "p2": 1.0, "p3": 1.0}
+
+
+def _history(runs: int, *, varied: bool) -> BaselineSnapshot:
+    snapshot: BaselineSnapshot | None = None
+    for i in range(runs):
+        run = SUITE.run(
+            Answers(STEADY, varied=varied, seed=i), show_progress=False, baseline=snapshot
+        )
+        snapshot = promote(run, snapshot)
+    assert snapshot is not None
+    return snapshot
+
+
+def test_without_a_baseline_every_prompt_gets_one_answer() -> None:
+    provider = Answers(STEADY, varied=True)
+    run = SUITE.run(provider, show_progress=False)
+    assert set(provider.asked.values()) == {1}
+    record = run.provenance.adaptive
+    assert record is not None and record.stages == 1
+    # run.json says what was spent and what fixed max-samples sampling would have spent.
+    dumped = run.model_dump(mode="json")["provenance"]["adaptive"]
+    assert (dumped["requests"], dumped["fixed_requests"]) == (4, 4 * 60)
+
+
+def test_a_deterministic_model_costs_one_answer_per_prompt() -> None:
+    baseline = _history(2, varied=False)
+    provider = Answers(STEADY, varied=False, seed=99)
+    run = SUITE.run(provider, show_progress=False, baseline=baseline)
+    assert set(provider.asked.values()) == {1}
+    report = compare(baseline, run)
+    assert {c.verdict for c in report.comparisons} == {"same"}
+
+
+def test_a_drifted_prompt_is_reported_with_the_answers_it_took() -> None:
+    baseline = _history(5, varied=True)
+    provider = Answers({**STEADY, "p2": 0.2}, varied=True, seed=7)
+    run = SUITE.run(provider, show_progress=False, baseline=baseline, max_samples=30)
+    report = compare(baseline, run)
+    [regressed] = report.regressions
+    assert regressed.prompt_id == "p2" and regressed.verdict == "regressed"
+    assert regressed.e_value is not None and regressed.e_value >= len(report.comparisons) / 0.05
+    assert regressed.current_samples == provider.asked["p2"]
+    assert report.baseline_pool_runs == 5
+
+
+def test_each_stage_says_what_it_asked() -> None:
+    baseline = _history(3, varied=True)
+    stream = io.StringIO()
+    provider = Answers({**STEADY, "p1": 0.3}, varied=True, seed=3)
+    asyncio.run(
+        run_suite(
+            SUITE, provider, RunOptions(max_samples=12), baseline=baseline, progress_stream=stream
+        )
+    )
+    lines = [
+        line for line in stream.getvalue().splitlines() if line.startswith("promptcanary: stage")
+    ]
+    assert lines[0].startswith("promptcanary: stage 1: 12 request(s), 12 so far;")
+    assert len(lines) >= 2
+    assert "ok" not in stream.getvalue() and "bad" not in stream.getvalue()

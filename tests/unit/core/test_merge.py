@@ -1,0 +1,189 @@
+"""Merging shard runs: the run one job makes, or a refusal that names the legs."""
+
+from __future__ import annotations
+
+import pytest
+
+from promptcanary.core.merge import MergeError, RunPart, merge_runs
+from promptcanary.core.models import CanaryPrompt, CanaryRunResult, LLMResponse
+from promptcanary.core.probes.format import KeywordPresenceProbe, ResponseLengthProbe
+from promptcanary.core.shard import Shard
+from promptcanary.core.suite import CanarySuite
+from promptcanary.providers.base import BaseLLMProvider, ProviderConfig
+
+# Not compared: they name or date one run, whoever makes it.
+VOLATILE_RUN = {"run_id", "started_at", "finished_at", "duration_ms"}
+VOLATILE_RESPONSE = {"latency_ms", "created_at"}
+
+
+class EchoProvider(BaseLLMProvider):
+    """Answers with the prompt's text, and fails the prompts it is told to."""
+
+    def __init__(self, failing: frozenset[str] = frozenset()) -> None:
+        super().__init__(ProviderConfig(model_id="echo/model"))
+        self.failing = failing
+
+    def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:
+        return LLMResponse(
+            prompt_id=prompt.id,
+            provider_model_id=self.config.model_id,
+            content=prompt.text,
+            error="HTTP 500" if prompt.id in self.failing else None,
+        )
+
+
+def make_suite(count: int = 23, *, edited: str | None = None) -> CanarySuite:
+    prompts = [
+        CanaryPrompt(id=f"q{k:02d}", text=f"answer {k} {'x' * k}" if f"q{k:02d}" != edited else "?")
+        for k in range(count)
+    ]
+    return CanarySuite(
+        "merge-test",
+        prompts,
+        [KeywordPresenceProbe(required_keywords=["answer"]), ResponseLengthProbe(max_chars=20)],
+    )
+
+
+def leg(
+    suite: CanarySuite, shard: str | None, *, sha: str = "a" * 40, samples: int = 2
+) -> CanaryRunResult:
+    chosen = Shard.parse(shard) if shard else None
+    return suite.run(
+        EchoProvider(frozenset({"q03"})),
+        show_progress=False,
+        samples=samples,
+        git_sha=sha,
+        git_ref="main",
+        shard=chosen,
+    )
+
+
+def legs(suite: CanarySuite, total: int, **kwargs: str) -> list[RunPart]:
+    return [
+        RunPart(leg(suite, f"{i}/{total}", **kwargs), f"promptcanary-leg-{i}")
+        for i in range(1, total + 1)
+    ]
+
+
+def comparable(run: CanaryRunResult) -> dict[str, object]:
+    document = run.model_dump(mode="json", exclude=VOLATILE_RUN)
+    for response in document["llm_responses"]:
+        for key in VOLATILE_RESPONSE:
+            response.pop(key)
+    return document
+
+
+def test_a_shard_run_answers_its_prompts_and_says_which_shard() -> None:
+    suite = make_suite()
+    run = leg(suite, "2/4")
+    expected = [p.id for p in Shard(2, 4).select(suite.prompts)]
+    assert run.prompt_ids == expected
+    assert len(run.llm_responses) == 2 * len(expected)
+    assert run.provenance.shard == "2/4"
+    assert list(run.provenance.prompt_hashes) == [p.id for p in suite.prompts]
+
+
+@pytest.mark.parametrize("total", [1, 2, 4, 5])
+def test_merged_shards_are_the_run_one_job_makes(total: int) -> None:
+    suite = make_suite()
+    merged = merge_runs(legs(suite, total))
+    whole = leg(suite, None)
+    assert comparable(merged) == comparable(whole)
+    assert merged.provenance.shard is None
+    assert merged.error_count == whole.error_count > 0
+
+
+def test_the_order_the_legs_arrive_in_does_not_matter() -> None:
+    suite = make_suite()
+    parts = legs(suite, 4)
+    forward, backward = merge_runs(parts), merge_runs(list(reversed(parts)))
+    assert forward.model_dump() == backward.model_dump()
+
+
+def test_merging_again_gives_the_same_run_id_and_a_new_one_for_other_legs() -> None:
+    suite = make_suite()
+    parts = legs(suite, 2)
+    assert merge_runs(parts).run_id == merge_runs(parts).run_id
+    assert merge_runs(parts).run_id != merge_runs(legs(suite, 2)).run_id
+
+
+def test_the_merged_run_spans_the_legs() -> None:
+    parts = legs(make_suite(), 3)
+    merged = merge_runs(parts)
+    assert merged.started_at == min(p.run.started_at for p in parts)
+    assert merged.finished_at == max(p.run.finished_at for p in parts if p.run.finished_at)
+
+
+def test_one_whole_run_is_its_own_merge() -> None:
+    whole = leg(make_suite(), None)
+    assert merge_runs([RunPart(whole, "leg-model-a")]) is whole
+
+
+def test_a_missing_shard_is_refused_by_name() -> None:
+    parts = legs(make_suite(), 4)
+    with pytest.raises(MergeError, match=r"shard\(s\) 3/4 missing") as caught:
+        merge_runs([parts[0], parts[1], parts[3]])
+    assert "promptcanary-leg-4" in str(caught.value)
+
+
+def test_a_shard_twice_is_refused_naming_both_legs() -> None:
+    suite = make_suite()
+    parts = legs(suite, 2)
+    again = RunPart(leg(suite, "2/2"), "promptcanary-leg-2-rerun")
+    with pytest.raises(MergeError, match="there twice") as caught:
+        merge_runs([*parts, again])
+    assert "2/2 in promptcanary-leg-2 and promptcanary-leg-2-rerun" in str(caught.value)
+
+
+def test_legs_of_two_commits_are_refused_naming_both() -> None:
+    suite = make_suite()
+    first, _ = legs(suite, 2)
+    second = RunPart(leg(suite, "2/2", sha="b" * 40), "promptcanary-leg-2")
+    with pytest.raises(MergeError, match="different commits") as caught:
+        merge_runs([first, second])
+    message = str(caught.value)
+    assert f"'{'a' * 40}' in promptcanary-leg-1" in message
+    assert f"'{'b' * 40}' in promptcanary-leg-2" in message
+
+
+def test_legs_of_two_suite_versions_are_refused() -> None:
+    first, _ = legs(make_suite(), 2)
+    second = RunPart(leg(make_suite(edited="q05"), "2/2"), "promptcanary-leg-2")
+    with pytest.raises(MergeError, match=r"different suite versions \(suite hash\)"):
+        merge_runs([first, second])
+
+
+def test_legs_of_different_sample_counts_are_refused() -> None:
+    suite = make_suite()
+    first = RunPart(leg(suite, "1/2", samples=1), "leg-1")
+    second = RunPart(leg(suite, "2/2", samples=3), "leg-2")
+    with pytest.raises(MergeError, match="different sample counts: 1 in leg-1; 3 in leg-2"):
+        merge_runs([first, second])
+
+
+def test_shards_of_two_splits_are_refused() -> None:
+    suite = make_suite()
+    with pytest.raises(MergeError, match="different splits: 1/2 in a; 2/3 in b"):
+        merge_runs([RunPart(leg(suite, "1/2"), "a"), RunPart(leg(suite, "2/3"), "b")])
+
+
+def test_a_whole_run_with_shards_is_refused() -> None:
+    suite = make_suite()
+    with pytest.raises(MergeError, match="whole suite"):
+        merge_runs([RunPart(leg(suite, None), "whole"), *legs(suite, 2)])
+
+
+def test_legs_that_split_the_suite_another_way_are_refused() -> None:
+    """A leg whose provenance says 2/2 but which answered shard 1's prompts (a hand-made file)."""
+    suite = make_suite()
+    one = leg(suite, "1/2")
+    relabelled = one.model_copy(
+        update={"provenance": one.provenance.model_copy(update={"shard": "2/2"})}
+    )
+    with pytest.raises(MergeError, match="answered by both a and b"):
+        merge_runs([RunPart(one, "a"), RunPart(relabelled, "b")])
+
+
+def test_nothing_to_merge_is_refused() -> None:
+    with pytest.raises(MergeError, match="nothing to merge"):
+        merge_runs([])
