@@ -33,7 +33,7 @@ _RECORD = re.compile(r"<!-- promptcanary-approval:v1:[A-Za-z0-9_=-]* -->")
 
 
 # Latency is wall-clock time: the legs and the single job measure their own.
-_LATENCY = re.compile(r"[\d,.]+ m?s(?: \([^)]*\))?")
+_LATENCY = re.compile(r"[\d,.\\]+ m?s(?: \([^)]*\))?")  # markdown escapes the "."
 
 
 def _without_record(body: str) -> str:
