@@ -5,6 +5,8 @@
 #   make lint    ruff, mypy, action.yml / workflow validation, hadolint on the Dockerfile
 #   make demo    run the example suite offline on recorded responses and print the drift report
 #   make bench   run the benchmarks in bench/
+#   make docs    render the demo's comment as GitHub shows it to docs/comment.png (needs
+#                Debian's chromium, installed by scripts/install_docs_tools.sh, and npm)
 #   make lock    regenerate requirements.lock, requirements-dev.lock and requirements-model.lock
 #   make container-test  build the image with podman and run the action in it like the runner
 #   make test-real-model   the tests against a real local model (see "the local model" below)
@@ -38,7 +40,7 @@ PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --generate-
 	--allow-unsafe --resolver=backtracking --strip-extras --no-emit-index-url \
 	--no-emit-find-links --quiet $(PIP_COMPILE_ARGS)
 
-.PHONY: test soak lint demo bench lock clean distclean venv ruff mypy pytest container-test
+.PHONY: test soak lint demo bench docs lock clean distclean venv ruff mypy pytest container-test
 
 # --------------------------------------------------------------------------------------------
 # bootstrap
@@ -105,6 +107,11 @@ lint: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
+
+# Not part of `make test` or .ci/run: it installs a browser and fetches Mermaid from npm.
+docs: $(STAMP)
+	bash scripts/install_docs_tools.sh
+	$(BIN)/python scripts/render_docs.py
 
 bench: $(STAMP)
 	@if [ -z "$(BENCHES)" ]; then echo "bench: no benchmarks in bench/ yet"; fi

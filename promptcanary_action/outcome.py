@@ -28,7 +28,10 @@ from promptcanary.core.models import (
     ResultRef,
 )
 from promptcanary.core.suite import resolve_line
+from promptcanary.core.usage import UsageComparison, UsageFinding
+from promptcanary_action.links import suite_line_url
 from promptcanary_action.settings import Settings
+from promptcanary_action.trend import DEFAULT_TREND_POINTS, Trend, build_trend
 
 Conclusion = Literal["success", "neutral", "failure", "cancelled"]
 
@@ -85,6 +88,12 @@ class PairOutcome(BaseModel):
     """prompt id → line of the prompt entry in ``suite_file``."""
     probe_lines: dict[str, int] = Field(default_factory=dict)
     """``"<prompt id>/<probe key>"`` → line of a per-prompt probe entry in ``suite_file``."""
+    usage: UsageComparison | None = None
+    """Latency, tokens and cost of the run and their change against the baseline."""
+    usage_findings: list[UsageFinding] = Field(default_factory=list)
+    """Usage gates (``max-*-increase``) that tripped: their own kind of finding."""
+    history: list[dict[str, Any]] = Field(default_factory=list)
+    """The newest promoted baselines of this pair (history records, oldest first)."""
     approved: list[ResultRef] = Field(default_factory=list)
     """Regressions of ``drift`` a reviewer approved (they neither fail the gate nor block
     a promotion)."""
@@ -172,6 +181,40 @@ class StepOutcome(BaseModel):
     sha: str = ""
     run_url: str | None = None
     report_files: list[str] = Field(default_factory=list)
+    repository: str = ""
+    """``owner/name``, for links to the suite file."""
+    server_url: str = ""
+    """The runner's ``GITHUB_SERVER_URL`` (GitHub Enterprise Server too)."""
+    trend_points: int = DEFAULT_TREND_POINTS
+
+    @property
+    def trends(self) -> list[Trend]:
+        """One score trend per suite that has a history (models as lines), in suite order."""
+        suites: dict[str, list[PairOutcome]] = {}
+        for pair in self.pairs:
+            suites.setdefault(pair.suite_name, []).append(pair)
+        found = []
+        for name, pairs in suites.items():
+            trend = build_trend(
+                name,
+                {p.model: p.history for p in pairs},
+                {p.model: p.run.overall_score for p in pairs},
+                self.trend_points,
+            )
+            if trend is not None:
+                found.append(trend)
+        return found
+
+    def prompt_url(self, pair: PairOutcome, prompt_id: str) -> str | None:
+        """The prompt's line in the suite file at this run's commit."""
+        return suite_line_url(
+            self.server_url, self.repository, self.sha, pair.suite_file,
+            pair.prompt_lines.get(prompt_id),
+        )  # fmt: skip
+
+    @property
+    def usage_findings(self) -> list[UsageFinding]:
+        return [f for p in self.pairs for f in p.usage_findings]
     cancelled: str | None = None
     """Why the step stopped early (the job was cancelled); None when it ran to the end."""
     shard: str | None = None
@@ -255,9 +298,11 @@ class StepOutcome(BaseModel):
 def gate_failed(pairs: Sequence[PairOutcome], fail_on: str) -> bool:
     """The merge gate of ``fail-on`` over every pair: one failing pair fails the step.
 
-    Approved regressions are set aside, as :func:`promptcanary.core.evaluate.evaluate` does.
+    A tripped usage gate (decided by the evaluation) fails it whatever ``fail-on`` says: each
+    usage gate is opted into on its own. Approved regressions are set aside, as
+    :func:`promptcanary.core.evaluate.evaluate` does.
     """
-    return any(run_gate_failed(p.gated_drift, p.run, fail_on) for p in pairs)
+    return any(run_gate_failed(p.gated_drift, p.run, fail_on) or p.usage_findings for p in pairs)
 
 
 def untrustworthy_pairs(pairs: Sequence[PairOutcome], max_error_rate: float) -> list[PairOutcome]:
@@ -284,13 +329,17 @@ def verdict(
             f"⚠️ Untrustworthy run: {errors} response(s) errored, above max-error-rate; "
             "the results cannot gate the merge"
         )
+    gates = list(dict.fromkeys(f.gate for p in pairs for f in p.usage_findings))
+    usage = f"usage above its limit ({', '.join(gates)})" if gates else ""
     if regressions:
         icon = "❌" if failed else "⚠️"
         more = f"; {approved}" if approved else ""
         return (
             f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
-            f"(severity {worst.value}{more})"
+            f"(severity {worst.value}{more})" + (f"; {usage}" if usage else "")
         )
+    if usage:
+        return f"❌ No regression, but {usage}" + (f"; drift {approved}" if approved else "")
     if approved and not failed:
         return f"✅ Drift {approved}"
     if failed:
@@ -327,5 +376,8 @@ def build_outcome(
         verdict=verdict(pairs, failed, untrusted, cancelled),
         warnings=warnings,
         comment_id=settings.comment_id,
+        repository=settings.github.repository,
+        server_url=settings.github.server_url,
+        trend_points=settings.trend_points,
         **context,
     )

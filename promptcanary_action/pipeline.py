@@ -17,7 +17,9 @@ from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
 from promptcanary.core.models import Approval, BaselineSnapshot, CanaryRunResult, ResultRef
 from promptcanary.core.runner import run_suite
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
+from promptcanary.core.usage import CostLookup, UsageLimits
 from promptcanary.providers.base import BaseLLMProvider
+from promptcanary.providers.litellm import cost_usd
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
 from promptcanary_action.baselines.base import BaselineBackend as Backend
@@ -84,6 +86,11 @@ def policy_for(
         promotion=activity.promotion,
         max_error_rate=settings.max_error_rate,
         baseline_max_age_days=settings.baseline_max_age_days,
+        usage_limits=UsageLimits(
+            latency_pct=settings.max_latency_increase,
+            tokens_pct=settings.max_token_increase,
+            cost_pct=settings.max_cost_increase,
+        ),
         approval=approval,
     )
 
@@ -128,6 +135,21 @@ def _load_baseline(backend: Backend, suite: str, model: str, activity: Activity)
         return _FoundBaseline(error=str(exc))
 
 
+def _history(
+    backend: Backend, suite: str, model: str, activity: Activity, keep: int
+) -> list[dict[str, Any]]:
+    """The pair's newest promoted baselines, read before this run may add itself to them.
+
+    History only draws the trend: a store that cannot give it means no chart, never a failure.
+    """
+    if not activity.compare:
+        return []
+    try:
+        return backend.history(suite, model)[-keep:]
+    except (BaselineFileError, BaselineStoreError, OSError):
+        return []
+
+
 def _promote(
     evaluation: Evaluation,
     loaded: _FoundBaseline,
@@ -169,11 +191,14 @@ async def run_pair(
     now: Callable[[], datetime],
     cancellation: Cancellation | None = None,
     approval: Approval | None = None,
+    cost: CostLookup | None = cost_usd,
 ) -> PairOutcome:
     """Run one suite on one model (this leg's shard of it, when set), then judge the run.
 
     Once ``cancellation`` is requested no more requests are sent and nothing is promoted: the
-    run is kept with what it has, marked ``incomplete`` with the reason.
+    run is kept with what it has, marked ``incomplete`` with the reason. ``cost`` prices answers
+    for the cost figures and the ``max-cost-increase`` gate (by default from LiteLLM's bundled
+    cost map: local and deterministic, so not an I/O parameter).
     """
     provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
     # Baselines are keyed by the model that answered: a replay of a recording made with
@@ -197,6 +222,7 @@ async def run_pair(
         now=now,
         found=found,
         approval=approval,
+        cost=cost,
     )
 
 
@@ -212,6 +238,7 @@ def judge_run(
     now: Callable[[], datetime],
     found: _FoundBaseline | None = None,
     approval: Approval | None = None,
+    cost: CostLookup | None = cost_usd,
 ) -> PairOutcome:
     """Evaluate a run of one suite on one model against its baseline; promote as allowed.
 
@@ -221,8 +248,9 @@ def judge_run(
     suite = loaded.suite
     if found is None:
         found = _load_baseline(backend, suite.name, model_id, activity)
+    history = _history(backend, suite.name, model_id, activity, settings.trend_points)
     policy = policy_for(settings, activity, approval)
-    evaluation = evaluate(found.baseline, run, suite, policy, now=now())
+    evaluation = evaluate(found.baseline, run, suite, policy, now=now(), cost=cost)
     if run.incomplete is None:
         status, location, save_note = _promote(
             evaluation, found, activity, backend, sha, settings.baseline_pool
@@ -245,6 +273,9 @@ def judge_run(
         notes=notes,
         prompt_lines=dict(suite.prompt_lines),
         probe_lines=suite.probe_lines,
+        usage=evaluation.usage,
+        usage_findings=list(evaluation.usage_findings),
+        history=history,
         approved=approved_refs(evaluation),
         approval=evaluation.approval,
     )

@@ -16,12 +16,16 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from promptcanary.core.markdown import code_span, escape_md, escape_plain, sanitize, truncate
-from promptcanary.core.report import Trusted, template_environment
+from promptcanary.core.models import severity_explanation
+from promptcanary.core.report import FILTERS, Trusted, template_environment
+from promptcanary.core.usage import Metric, MetricChange, format_metric, format_usd
 from promptcanary_action import limits
 from promptcanary_action.approval import comment_record, record_block
 from promptcanary_action.outcome import PairOutcome, StepOutcome
+from promptcanary_action.trend import Trend, colour_name, mermaid_chart, sparkline
 
-ALL_SECTIONS = frozenset({"regressions", "diffs", "changes"})
+ALL_SECTIONS = frozenset({"regressions", "diffs", "changes", "trend", "usage"})
+"""``trend`` draws Mermaid charts; ``sparkline`` (check runs, no Mermaid there) one line each."""
 
 _MARKER_ID_RE = re.compile(r"[^A-Za-z0-9_.-]")
 _KINDS = ("body", "head", "keep", "omitted")
@@ -138,6 +142,54 @@ def _fit(
     return body if measure(body) <= limit else truncate(body, limit)
 
 
+# ------------------------------------------------------------------------------------------------
+# trend, usage and links: context functions of every template
+
+
+def _change(
+    change: MetricChange | None, full: bool = False, cost_before: float | None = None
+) -> Trusted:
+    """`` (+35%)``; in full, with the baseline value and the interval when there is one.
+
+    The cost column shows the run's total, so its "was" is the baseline run's (``cost_before``).
+    """
+    if change is None or change.change_pct is None:
+        return Trusted("")
+    text = f"{change.change_pct:+.0f}%"
+    if full:
+        before = (
+            format_usd(cost_before)
+            if change.metric == "cost_per_answer"
+            else format_metric(change.metric, change.baseline)
+        )
+        text = f"was {before}; {text}"
+        if change.interval_pct is not None:
+            low, high = change.interval_pct
+            text += f", CI {low:+.0f}% to {high:+.0f}%"
+    return Trusted(f" ({escape_md(text)})")  # leading space: nothing at all when unknown
+
+
+def _insights(outcome: StepOutcome) -> dict[str, Callable[..., Trusted] | str]:
+    def prompt_link(pair: PairOutcome, prompt_id: str) -> Trusted:
+        shown = code_span(prompt_id, cell=True)
+        url = outcome.prompt_url(pair, prompt_id)
+        return Trusted(f"[{shown}]({FILTERS['url'](url)})" if url else shown)
+
+    def metric(name: Metric, value: float | None) -> Trusted:
+        return Trusted(escape_md(format_metric(name, value)))
+
+    return {
+        "mermaid": lambda trend: Trusted(mermaid_chart(trend) if isinstance(trend, Trend) else ""),
+        "spark": lambda values: Trusted(sparkline(values)),
+        "colour": lambda index: Trusted(colour_name(index)),
+        "metric": metric,
+        "change": _change,
+        "usd": lambda value: Trusted(escape_md(format_usd(value))),
+        "prompt_link": prompt_link,
+        "severity_scale": severity_explanation(),
+    }
+
+
 def _render(
     template_name: str,
     outcome: StepOutcome,
@@ -149,6 +201,7 @@ def _render(
     max_diffs: int,
     details_limit: int = 300,
     pair: PairOutcome | None = None,
+    full: bool = False,
 ) -> str:
     env = template_environment("promptcanary_action")
     units = _Units()
@@ -161,6 +214,9 @@ def _render(
         response_limit=response_limit,
         max_diffs=max_diffs,
         details_limit=details_limit,
+        full=full,
+        trends=outcome.trends if frozenset(sections) & {"trend", "sparkline"} else [],
+        **_insights(outcome),
     )
     return _fit(units.split(text), limit, measure, outcome.report_files)
 
@@ -194,6 +250,7 @@ def render_summary(outcome: StepOutcome, *, limit: int = limits.SUMMARY_BYTES) -
         response_limit=10_000,
         max_diffs=200,
         details_limit=2_000,
+        full=True,
     )
 
 
@@ -219,7 +276,7 @@ def check_run_output(outcome: StepOutcome) -> tuple[str, str, str]:
         "comment.md.j2",
         outcome,
         limit=limits.CHECK_OUTPUT_CHARS,
-        sections={"regressions", "changes"},
+        sections={"regressions", "changes", "usage", "sparkline"},
         response_limit=0,
         max_diffs=0,
     )

@@ -175,7 +175,23 @@ def set_outputs(
         "report-dir": workspace_relative(files.directory, workspace),
         "snapshot-path": "\n".join(workspace_relative(p, workspace) for p in files.snapshots),
         "comment-file": workspace_relative(files.comment, workspace),
+        **usage_outputs(outcome),
         "summary": outcome.verdict,
     }
     for name, value in values.items():
         workflow.set_output(name, value)
+
+
+def usage_outputs(outcome: StepOutcome) -> dict[str, str]:
+    """Latency, tokens and cost over every pair; "" where any pair's figure is unknown."""
+    usages = [p.usage.current for p in outcome.pairs if p.usage is not None]
+    p95 = [u.latency_p95_ms for u in usages if u.latency_p95_ms is not None]
+    costs = [u.cost_usd for u in usages]
+    known_costs = [c for c in costs if c is not None]
+    return {
+        "latency-p95-ms": f"{max(p95):.0f}" if p95 else "",
+        "prompt-tokens": str(sum(p.run.token_usage.prompt_tokens for p in outcome.pairs)),
+        "completion-tokens": str(sum(p.run.token_usage.completion_tokens for p in outcome.pairs)),
+        "cost-usd": f"{sum(known_costs):.6f}" if costs and len(known_costs) == len(costs) else "",
+        "usage-findings": str(len(outcome.usage_findings)),
+    }

@@ -21,6 +21,7 @@ from promptcanary.core.gate import FAIL_ON
 from promptcanary.core.pool import DEFAULT_POOL, MAX_POOL
 from promptcanary.core.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.shard import Shard, ShardError
+from promptcanary_action.baselines.history import HISTORY_KEEP
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
@@ -305,6 +306,8 @@ _UNIT = partial(clean_float, minimum=0.0, maximum=1.0)
 _OPEN_UNIT = partial(
     clean_float, minimum=0.0, maximum=1.0, exclusive_minimum=True, exclusive_maximum=True
 )
+# A usage gate: the increase in percent over the baseline that fails the step (0: any increase).
+_PERCENT = partial(clean_float, minimum=0.0)
 
 
 _SAMPLE_COUNT = partial(clean_int, minimum=1, maximum=MAX_SAMPLES_CAP)
@@ -375,6 +378,23 @@ class Settings:
         default=3, metadata=_input("max-retries", partial(clean_int, minimum=0))
     )
     max_error_rate: float = field(default=0.2, metadata=_input("max-error-rate", _UNIT))
+    max_latency_increase: float | None = field(
+        default=None, metadata=_input("max-latency-increase", _PERCENT)
+    )
+    """Percent increase of p95 latency over the baseline that fails the step; None: off."""
+    max_token_increase: float | None = field(
+        default=None, metadata=_input("max-token-increase", _PERCENT)
+    )
+    """Percent increase of completion tokens per answer that fails the step; None: off."""
+    max_cost_increase: float | None = field(
+        default=None, metadata=_input("max-cost-increase", _PERCENT)
+    )
+    """Percent increase of cost per answer that fails the step; None: off."""
+    trend_points: int = field(
+        default=20,
+        metadata=_input("trend-points", partial(clean_int, minimum=1, maximum=HISTORY_KEEP)),
+    )
+    """Promoted baselines the trend chart draws before the current run."""
     temperature: float | None = field(
         default=None, metadata=_input("temperature", partial(clean_float, minimum=0.0, maximum=2.0))
     )

@@ -1,7 +1,8 @@
 """`make demo`: the whole flow offline, on recorded responses (no network, no API key).
 
-1. A push to the default branch runs examples/canary.yaml on examples/recordings/baseline.jsonl:
-   there is no baseline yet, so the run becomes it (kept in .demo/baselines).
+1. Pushes to the default branch run examples/canary.yaml on examples/recordings/baseline.jsonl:
+   there is no baseline yet, so the first run becomes it (kept in .demo/baselines); the later
+   pushes promote their runs too, which gives the score trend a history.
 2. A pull request runs the suite on examples/recordings/drifted.jsonl (the "model update") and is
    compared with that baseline.
 3. The drift report is printed here, and promptcanary-report/ receives exactly what the action
@@ -71,8 +72,18 @@ with the baseline that the replay of ``baseline.jsonl`` created.
 """
 
 
+PUSHES = ("3f2a9c1e", "8b71d0a4", "c45e2f97")
+"""Commits of the simulated pushes to main (they label the trend chart's points)."""
+
+
 def _run(
-    loaded: LoadedSuite, recording: str, activity: Activity, *, settings: Settings, backend: Backend
+    loaded: LoadedSuite,
+    recording: str,
+    activity: Activity,
+    *,
+    settings: Settings,
+    backend: Backend,
+    sha: str = "",
 ) -> PairOutcome:
     """One step of the action, the model's answers replayed from ``recording``."""
     with contextlib.redirect_stderr(io.StringIO()):  # no progress lines in the demo's output
@@ -82,7 +93,7 @@ def _run(
                 ModelSpec(f"replay:recordings/{recording}"),
                 settings=settings,
                 activity=activity,
-                sha="",
+                sha=sha,
                 ref=activity.baseline_ref,
                 provider_factory=lambda model, params, base_dir: make_provider(
                     model, params, base_dir=base_dir
@@ -106,12 +117,15 @@ def main(argv: list[str] | None = None) -> int:
     backend = PathBackend(baselines)  # the action's `baseline: path`
     loaded = LoadedSuite(load_suite(SUITE), SUITE, SUITE.relative_to(ROOT).as_posix())
 
-    first = _run(loaded, "baseline.jsonl", PUSH_TO_MAIN, settings=settings, backend=backend)
-    print(
-        f"1. push to main: {first.suite_name} on {MODEL} (baseline.jsonl) scored "
-        f"{first.run.overall_score:.3f}; baseline {first.baseline_status.value} "
-        f"({Path(first.baseline_location or '').relative_to(out)})"
-    )
+    for number, sha in enumerate(PUSHES):
+        push = _run(
+            loaded, "baseline.jsonl", PUSH_TO_MAIN, settings=settings, backend=backend, sha=sha
+        )
+        print(
+            f"1.{number + 1} push {sha[:7]} to main: {push.suite_name} on {MODEL} "
+            f"(baseline.jsonl) scored {push.run.overall_score:.3f}; baseline "
+            f"{push.baseline_status.value} ({Path(push.baseline_location or '').relative_to(out)})"
+        )
 
     pair = _run(loaded, "drifted.jsonl", PULL_REQUEST, settings=settings, backend=backend)
     print(f"2. pull request: the suite on {MODEL} again (drifted.jsonl), compared:\n")

@@ -8,7 +8,7 @@ callers' I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -24,6 +24,14 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.pool import DEFAULT_POOL, promote
 from promptcanary.core.rescore import needs_rescore, rescore
+from promptcanary.core.usage import (
+    CostLookup,
+    UsageComparison,
+    UsageFinding,
+    UsageLimits,
+    compare_usage,
+    usage_findings,
+)
 
 if TYPE_CHECKING:
     from promptcanary.core.suite import CanarySuite
@@ -51,6 +59,8 @@ class EvaluationPolicy:
     max_error_rate: float = 0.2
     baseline_max_age_days: int = 0
     """A baseline older than this gets a note; 0 turns the note off."""
+    usage_limits: UsageLimits = field(default_factory=UsageLimits)
+    """Latency, token and cost gates (percent increase over the baseline); off by default."""
     approval: Approval | None = None
     """Regressions a reviewer accepted: they neither fail the gate nor stop a promotion."""
 
@@ -82,6 +92,10 @@ class Evaluation:
     rescored_current: bool = False
     probes_differ: bool = False
     """The two sides were scored with different probes and no suite was given to re-score."""
+    usage: UsageComparison | None = None
+    """Latency, tokens and cost of the run, and their change against the baseline."""
+    usage_findings: tuple[UsageFinding, ...] = ()
+    """Usage gates that tripped: a finding of their own kind (they fail the gate too)."""
     approved: tuple[ProbeComparison, ...] = ()
     """Regressions of ``drift`` that ``approval`` covers (still flagged in ``drift``)."""
     approval: Approval | None = None
@@ -115,12 +129,18 @@ def promotion_allowed(rule: str, run: CanaryRunResult, has_regressions: bool) ->
 
 
 def decide_promotion(
-    run: CanaryRunResult, drift: DriftReport | None, policy: EvaluationPolicy
+    run: CanaryRunResult,
+    drift: DriftReport | None,
+    policy: EvaluationPolicy,
+    findings: tuple[UsageFinding, ...] = (),
 ) -> Promotion:
     """The promotion rule, then the error-rate rule that no rule overrides."""
     allowed, why_not = promotion_allowed(
         policy.promotion, run, bool(drift and drift.has_regressions)
     )
+    if allowed and findings and policy.promotion == "if_clean":
+        # A doubled bill must not become the reference the next run is measured against.
+        allowed, why_not = False, f"the run exceeds {', '.join(f.gate for f in findings)}"
     if allowed and untrustworthy(run, policy.max_error_rate):
         # Not even under `always`: an outage must not become the reference.
         return Promotion(
@@ -192,11 +212,13 @@ def evaluate(
     policy: EvaluationPolicy,
     *,
     now: datetime | None = None,
+    cost: CostLookup | None = None,
 ) -> Evaluation:
     """Compare ``run`` with ``baseline`` under ``policy``; decide the gate and the promotion.
 
     ``suite`` re-scores either side scored with other probes; without it, differing probes are
     only flagged (``probes_differ``). ``now`` dates the staleness note (none when omitted).
+    ``cost`` prices the answers (no cost figures without it).
 
     Raises:
         ValueError: the baseline belongs to another suite.
@@ -214,7 +236,7 @@ def evaluate(
             improvement_threshold=policy.improvement_threshold,
             alpha=policy.alpha,
         ).model_copy(update={"rescored_responses": scored.rescored_baseline})
-    judged = judge(run, drift, policy, baseline=baseline, now=now)
+    judged = judge(run, drift, policy, baseline=baseline, now=now, cost=cost)
     if scored is None:
         return judged
     return replace(
@@ -232,15 +254,19 @@ def judge(
     *,
     baseline: BaselineSnapshot | None = None,
     now: datetime | None = None,
+    cost: CostLookup | None = None,
 ) -> Evaluation:
     """The gate, the promotion and the notes for a run already compared with its baseline.
 
     :func:`evaluate` ends here; so does re-judging stored results under a new policy (e.g. an
-    approval given after the run), which must not compare or score anything again.
+    approval given after the run), which must not compare or score anything again. ``cost``
+    prices the answers (no cost figures without it).
     """
     approved, gated = _apply_approval(drift, policy.approval)
-    promotion = decide_promotion(run, gated, policy)
-    notes: list[str] = []
+    usage = compare_usage(baseline.run_result if baseline else None, run, cost)
+    findings, usage_notes = usage_findings(usage, policy.usage_limits)
+    promotion = decide_promotion(run, gated, policy, tuple(findings))
+    notes: list[str] = list(usage_notes)
     if baseline is not None and now is not None:
         stale = age_note(baseline, now, policy.baseline_max_age_days)
         if stale:
@@ -252,9 +278,11 @@ def judge(
         baseline=baseline,
         drift=drift,
         promotion=promotion,
-        gate_failed=gate_failed(gated, run, policy.fail_on),
+        gate_failed=gate_failed(gated, run, policy.fail_on) or bool(findings),
         untrustworthy=untrustworthy(run, policy.max_error_rate),
         notes=tuple(notes),
+        usage=usage,
+        usage_findings=tuple(findings),
         approved=tuple(approved),
         approval=policy.approval if approved else None,
     )

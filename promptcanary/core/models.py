@@ -640,6 +640,18 @@ _SEVERITY_RULES: tuple[tuple[DriftSeverity, float, float], ...] = (
 )
 
 
+def severity_explanation() -> str:
+    """One line that says what each severity means (shown wherever a severity is)."""
+    first, *rest = _SEVERITY_RULES
+    parts = [
+        f"{first[0].value} when ≥ {first[1]:.0%} of comparisons regressed or one score dropped by "
+        f"≥ {first[2]:g}",
+        *(f"{sev.value} ≥ {share:.0%} or ≥ {drop:g}" for sev, share, drop in rest),
+        "low: any other regression",
+    ]
+    return "Severity: " + " · ".join(parts) + "."
+
+
 class DriftReport(BaseModel):
     """The authoritative, fully-structured output of a drift comparison."""
 

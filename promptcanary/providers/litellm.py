@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import importlib
 import json
 import os
@@ -137,6 +138,27 @@ def prewarm() -> threading.Thread:
             _prewarm_thread = threading.Thread(target=_warm, name="litellm-prewarm", daemon=True)
             _prewarm_thread.start()
         return _prewarm_thread
+
+
+@functools.lru_cache(maxsize=4096)
+def cost_usd(model_id: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """The price in USD of one answer, from the cost map bundled with LiteLLM (never fetched).
+
+    None when the model is not in the map, under its full id or without its provider prefix:
+    LiteLLM prices some unknown models at 0 by provider (every ``ollama/…``), which would be a
+    guess. Deterministic, so cached.
+    """
+    litellm = import_litellm()
+    known = litellm.model_cost
+    if model_id not in known and model_id.split("/", 1)[-1] not in known:
+        return None
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model_id, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+    except (litellm.exceptions.ModelNotMappedError, ValueError, KeyError):
+        return None
+    return float(prompt_cost) + float(completion_cost)
 
 
 class LiteLLMProvider(BaseLLMProvider):

@@ -3,6 +3,10 @@
 Reading picks the newest non-expired artifact with the configured name from a *successful* run
 on the base branch that holds this pair's baseline. Writing only puts the file in the report
 folder: the workflow's ``actions/upload-artifact`` step publishes it (:data:`UPLOAD_STEP`).
+
+Each artifact holds one promotion, so the history travels with it: ``history.jsonl`` beside the
+baseline is the previous artifact's history plus this promotion, bounded to
+:data:`~promptcanary_action.baselines.history.HISTORY_KEEP` lines.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import shutil
 import tempfile
 import weakref
 import zipfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,7 +28,13 @@ from promptcanary.storage.base import (
     snapshot_to_json,
 )
 from promptcanary_action.baselines.base import BaselineStoreError
-from promptcanary_action.baselines.layout import BASELINE_FILE, baseline_file
+from promptcanary_action.baselines.history import (
+    HISTORY_KEEP,
+    append_history,
+    history_record,
+    parse_history,
+)
+from promptcanary_action.baselines.layout import BASELINE_FILE, baseline_file, history_file
 from promptcanary_action.github_errors import GitHubError
 from promptcanary_action.github_port import ArtifactInfo, GitHubPort
 
@@ -46,16 +57,27 @@ UPLOAD_STEP = """\
 class ArtifactBackend:
     """Args: github (the port it reads artifacts through), name (``baseline-artifact``),
     report_dir, max_bytes (the largest archive, and file in it, read; archives are streamed to
-    a temporary folder)."""
+    a temporary folder), clock (the time written to history lines)."""
 
-    def __init__(self, github: GitHubPort, name: str, *, report_dir: Path, max_bytes: int) -> None:
+    def __init__(
+        self,
+        github: GitHubPort,
+        name: str,
+        *,
+        report_dir: Path,
+        max_bytes: int,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self._github = github
         self.name = name
         self.report_dir = report_dir
         self.max_bytes = max_bytes
+        self._clock = clock
         self._conclusions: dict[int, str | None] = {}
         self._archives: dict[int, Path] = {}
         self._downloads: Path | None = None
+        self._histories: dict[tuple[str, str], str] = {}
+        """(suite, model) → the history text found beside the loaded baseline."""
 
     def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None:
         try:
@@ -120,10 +142,12 @@ class ArtifactBackend:
                 text = archive.read(member).decode("utf-8")
             except (zipfile.BadZipFile, UnicodeDecodeError, OSError) as exc:
                 raise BaselineFileError(location, f"cannot be read ({exc})") from None
+            history = _history_beside(archive, member, suite_name, model_id, self.max_bytes)
         snapshot = snapshot_from_json(text, location)
         if member.endswith(baseline_file(suite_name, model_id)) or _is_pair(
             snapshot, suite_name, model_id
         ):
+            self._histories[(suite_name, model_id)] = history
             return snapshot
         return None
 
@@ -141,18 +165,29 @@ class ArtifactBackend:
     def save(
         self, snapshot: BaselineSnapshot, *, sha: str, ref: str, regressions: int | None = None
     ) -> str:
-        path = self.report_dir / ARTIFACT_DIR
-        path = path.joinpath(
-            *baseline_file(snapshot.suite_name, snapshot.provider.model_id).split("/")
+        suite_name, model_id = snapshot.suite_name, snapshot.provider.model_id
+        root = self.report_dir / ARTIFACT_DIR
+        path = root.joinpath(*baseline_file(suite_name, model_id).split("/"))
+        record = history_record(
+            snapshot, sha=sha, ref=ref, now=self._clock(), regressions=regressions
         )
+        previous = self._histories.get((suite_name, model_id), "")
+        history = append_history(previous, record, keep=HISTORY_KEEP)
         try:
             atomic_write_text(path, snapshot_to_json(snapshot))
+            atomic_write_text(
+                root.joinpath(*history_file(suite_name, model_id).split("/")), history
+            )
         except OSError as exc:  # a full disk: the run is still reported, unpromoted
-            raise BaselineStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise BaselineStoreError(
+                f"cannot write {exc.filename or path}: {exc.strerror or exc}"
+            ) from None
+        self._histories[(suite_name, model_id)] = history
         return str(path)
 
     def history(self, suite_name: str, model_id: str) -> list[dict[str, Any]]:
-        return []  # each artifact holds one promotion; there is no kept history
+        """The history that came with the baseline :meth:`load` found (empty before a load)."""
+        return parse_history(self._histories.get((suite_name, model_id), ""))
 
 
 def _member_for(archive: zipfile.ZipFile, suite_name: str, model_id: str) -> str | None:
@@ -164,6 +199,22 @@ def _member_for(archive: zipfile.ZipFile, suite_name: str, model_id: str) -> str
             return name
     singles = [n for n in names if n.rsplit("/", 1)[-1] == BASELINE_FILE or n.endswith(".json")]
     return singles[0] if len(singles) == 1 and len(names) == 1 else None
+
+
+def _history_beside(
+    archive: zipfile.ZipFile, member: str, suite_name: str, model_id: str, max_bytes: int
+) -> str:
+    """The history next to ``member`` in the archive; "" when there is none, it is larger than
+    ``max_bytes`` or unreadable (history is informational: it never fails a run)."""
+    wanted = member[: -len(BASELINE_FILE)] + history_file(suite_name, model_id).rsplit("/", 1)[1]
+    if not member.endswith(BASELINE_FILE) or wanted not in archive.namelist():
+        return ""
+    if archive.getinfo(wanted).file_size > max_bytes:
+        return ""
+    try:
+        return archive.read(wanted).decode("utf-8", errors="replace")
+    except (zipfile.BadZipFile, OSError):
+        return ""
 
 
 def _is_pair(snapshot: BaselineSnapshot, suite_name: str, model_id: str) -> bool:

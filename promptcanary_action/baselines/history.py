@@ -1,4 +1,8 @@
-"""``history.jsonl``: one compact JSON line per promoted run, appended on every save."""
+"""``history.jsonl``: one compact JSON line per promoted run, appended on every save.
+
+The data branch keeps every line (git holds it anyway); the artifact and path stores keep the
+newest :data:`HISTORY_KEEP`, since they rewrite the whole file on every promotion.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from promptcanary.core.models import BaselineSnapshot
+
+HISTORY_KEEP = 200
+"""Lines a bounded history keeps: enough for the longest trend chart (``trend-points``)."""
 
 
 def history_record(
@@ -57,11 +64,18 @@ def history_line(record: dict[str, Any]) -> str:
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
-def append_history(existing: str, record: dict[str, Any]) -> str:
-    """``existing`` history text with ``record`` appended (a missing final newline is repaired)."""
+def append_history(existing: str, record: dict[str, Any], *, keep: int | None = None) -> str:
+    """``existing`` history text with ``record`` appended (a missing final newline is repaired).
+
+    ``keep``: only the newest ``keep`` lines stay (None keeps all).
+    """
     if existing and not existing.endswith("\n"):
         existing += "\n"
-    return existing + history_line(record)
+    text = existing + history_line(record)
+    if keep is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[-keep:])
 
 
 def parse_history(text: str) -> list[dict[str, Any]]:

@@ -15,12 +15,17 @@ from promptcanary.storage.base import (
     snapshot_to_json,
 )
 from promptcanary_action.baselines.base import BaselineStoreError
-from promptcanary_action.baselines.history import append_history, history_record, parse_history
+from promptcanary_action.baselines.history import (
+    HISTORY_KEEP,
+    append_history,
+    history_record,
+    parse_history,
+)
 from promptcanary_action.baselines.layout import baseline_file, history_file
 
 
 class PathBackend:
-    """``<root>/<suite-slug>/<model-slug>/baseline.json`` and ``history.jsonl``.
+    """``<root>/<suite-slug>/<model-slug>/baseline.json`` and a bounded ``history.jsonl``.
 
     Args:
         root: The baseline folder (``baseline-path`` resolved against the working directory).
@@ -59,7 +64,9 @@ class PathBackend:
         history = self._path(history_file(snapshot.suite_name, model_id))
         try:
             atomic_write_text(path, snapshot_to_json(snapshot))
-            atomic_write_text(history, append_history(_read_or_empty(history), record))
+            atomic_write_text(
+                history, append_history(_read_or_empty(history), record, keep=HISTORY_KEEP)
+            )
         except OSError as exc:  # a full disk: the run is still reported, unpromoted
             raise BaselineStoreError(
                 f"cannot write {exc.filename or path}: {exc.strerror}"

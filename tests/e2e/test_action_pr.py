@@ -156,9 +156,12 @@ def test_pr_with_drift_reports_regressions_at_the_suite_lines(harness: ActionHar
     assert body.startswith("**❌ 2 regression\\(s\\) in 1 of 1 model run\\(s\\) \\(severity ")
     assert "#### Regressions: support on `openai/fake`" in body
     # samples: auto (the default): a deterministic model that changed its answer; its pass flags
-    # decide, after the answers it took (baseline → this run).
-    assert "| `refund-policy` | `mentions-days` | 100% → 0% | 1 → 3 |" in body
-    assert "| `greeting` | `short` | 100% → 0% | 1 → 3 |" in body
+    # decide, after the answers it took (baseline → this run). Each regression row links its
+    # prompt to the prompt's line at the commit under test.
+    blob = f"https://github.com/octo-org/octo-repo/blob/{HEAD_SHA}/canary.yaml"
+    refund, greeting = line_of(suite, "- id: refund-policy"), line_of(suite, "- id: greeting")
+    assert f"| [`refund-policy`]({blob}#L{refund}) | `mentions-days` | 100% → 0% | 1 → 3 |" in body
+    assert f"| [`greeting`]({blob}#L{greeting}) | `short` | 100% → 0% | 1 → 3 |" in body
     assert "Responses to refund-policy" in body  # the folded before/after diff
 
     check = harness.check_run()

@@ -32,8 +32,12 @@ INPUTS = {"baseline": "path", "concurrency": "4", "timeout": "60"}
 _RECORD = re.compile(r"<!-- promptcanary-approval:v1:[A-Za-z0-9_=-]* -->")
 
 
+# Latency is wall-clock time: the legs and the single job measure their own.
+_LATENCY = re.compile(r"[\d,.\\]+ m?s(?: \([^)]*\))?")  # markdown escapes the "."
+
+
 def _without_record(body: str) -> str:
-    return _RECORD.sub("<!-- record -->", body)
+    return _LATENCY.sub("<latency>", _RECORD.sub("<!-- record -->", body))
 
 
 def write_suite(harness: ActionHarness) -> None:

@@ -19,6 +19,7 @@ from promptcanary.core.models import (
 )
 from promptcanary.storage.base import BaselineFileError, snapshot_to_json
 from promptcanary_action.baselines.artifact import ARTIFACT_DIR, UPLOAD_STEP, ArtifactBackend
+from promptcanary_action.baselines.history import HISTORY_KEEP
 from promptcanary_action.github import GitHubClient
 from promptcanary_action.github_port import ArtifactInfo, GitHubPort
 from tests.fakes.github_port_fake import FakeGitHubPort
@@ -182,6 +183,47 @@ def test_saved_folder_zipped_is_read_back(tmp_path: Path) -> None:
     fake.add(files)
 
     assert store(fake, tmp_path).load("My Suite", MODEL, for_ref="main") == snap
+
+
+def _zipped_upload_folder(tmp_path: Path) -> dict[str, str]:
+    folder = tmp_path / "report" / ARTIFACT_DIR
+    return {
+        p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
+
+
+def test_history_travels_from_artifact_to_artifact_and_stays_bounded(tmp_path: Path) -> None:
+    # Each promotion's artifact carries the previous one's history plus its own line.
+    fake = FakeArtifacts()
+    shas = [f"{i:040x}" for i in range(HISTORY_KEEP + 3)]
+    for number, sha in enumerate(shas):
+        work = tmp_path / f"job{number}"
+        backend = store(fake, work)
+        found = backend.load("My Suite", MODEL, for_ref="main")
+        assert (found is None) == (number == 0)
+        backend.save(snapshot(note=sha), sha=sha, ref="main")
+        files = _zipped_upload_folder(work)
+        assert set(files) == {PAIR_FILE, PAIR_FILE.replace("baseline.json", "history.jsonl")}
+        fake.add(files, age_days=-number)  # newer each time
+
+    reader = store(fake, tmp_path / "reader")
+    reader.load("My Suite", MODEL, for_ref="main")
+    history = reader.history("My Suite", MODEL)
+
+    assert [r["sha"] for r in history] == shas[-HISTORY_KEEP:]
+    assert history[-1]["model"] == MODEL
+
+
+def test_history_is_empty_before_a_load_and_for_an_artifact_without_one(tmp_path: Path) -> None:
+    fake = FakeArtifacts()
+    fake.add({PAIR_FILE: doc("old style, no history")})
+    backend = store(fake, tmp_path)
+
+    assert backend.history("My Suite", MODEL) == []
+    assert backend.load("My Suite", MODEL, for_ref="main") is not None
+    assert backend.history("My Suite", MODEL) == []
 
 
 # -- the real GitHubClient against the fake GitHub server --------------------------------------

@@ -38,6 +38,10 @@ PUBLISHED_INPUTS = {
     "timeout",
     "max-retries",
     "max-error-rate",
+    "max-latency-increase",
+    "max-token-increase",
+    "max-cost-increase",
+    "trend-points",
     "temperature",
     "max-tokens",
     "seed",
@@ -70,6 +74,11 @@ PUBLISHED_OUTPUTS = {
     "comment-file",
     "comment-url",
     "check-run-url",
+    "latency-p95-ms",
+    "prompt-tokens",
+    "completion-tokens",
+    "cost-usd",
+    "usage-findings",
     "summary",
 }
 EXPRESSION = re.compile(r"\$\{\{.*\}\}")

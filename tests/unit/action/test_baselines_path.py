@@ -20,7 +20,12 @@ from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.baselines.artifact import ArtifactBackend
 from promptcanary_action.baselines.base import make_backend
 from promptcanary_action.baselines.branch import BranchBackend
-from promptcanary_action.baselines.history import append_history, history_record, parse_history
+from promptcanary_action.baselines.history import (
+    HISTORY_KEEP,
+    append_history,
+    history_record,
+    parse_history,
+)
 from promptcanary_action.baselines.layout import baseline_file
 from promptcanary_action.baselines.none import NoneBackend
 from promptcanary_action.baselines.path import PathBackend
@@ -172,6 +177,28 @@ def test_append_repairs_a_missing_final_newline() -> None:
     text = append_history('{"a":1}', {"b": 2})
 
     assert text == '{"a":1}\n{"b":2}\n'
+
+
+def test_append_keeps_only_the_newest_lines_when_bounded() -> None:
+    text = "".join(f'{{"n":{i}}}\n' for i in range(5))
+
+    kept = append_history(text, {"n": 5}, keep=3)
+
+    assert [r["n"] for r in parse_history(kept)] == [3, 4, 5]
+    assert append_history(text, {"n": 5}) == text + '{"n":5}\n'
+
+
+def test_path_history_is_bounded(tmp_path: Path) -> None:
+    store = path_store(tmp_path)
+    history_path = tmp_path / "baselines/my-suite/openai-gpt-4o/history.jsonl"
+    history_path.parent.mkdir(parents=True)
+    history_path.write_text("".join(f'{{"sha":"{i}"}}\n' for i in range(HISTORY_KEEP)))
+
+    store.save(snapshot(), sha="new", ref="main")
+
+    history = store.history("My Suite", MODEL)
+    assert len(history) == HISTORY_KEEP
+    assert history[0]["sha"] == "1" and history[-1]["sha"] == "new"
 
 
 def test_damaged_history_lines_are_reported_not_hidden() -> None:

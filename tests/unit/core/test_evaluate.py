@@ -10,6 +10,7 @@ import pytest
 from promptcanary.core.config import suite_from_text
 from promptcanary.core.evaluate import (
     PROMOTION_RULES,
+    Evaluation,
     EvaluationPolicy,
     Promotion,
     PromotionRule,
@@ -23,6 +24,7 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.core.suite import CanarySuite
+from promptcanary.core.usage import UsageLimits
 from promptcanary.providers.base import BaseLLMProvider
 
 SUITE = """
@@ -170,3 +172,71 @@ def test_a_baseline_of_another_suite_is_refused() -> None:
 
 def test_update_baseline_values_map_to_rules() -> None:
     assert PROMOTION_RULES == {"auto": "if_clean", "always": "always", "never": "never"}
+
+
+# -- usage gates -----------------------------------------------------------------------------------
+def with_tokens(r: CanaryRunResult, completion: int) -> CanaryRunResult:
+    answers = [
+        a.model_copy(update={"prompt_tokens": 20, "completion_tokens": completion})
+        for a in r.llm_responses
+    ]
+    return r.model_copy(update={"llm_responses": answers})
+
+
+def usage_case(policy: EvaluationPolicy, completion: int = 200) -> Evaluation:
+    s = suite()
+    before = BaselineSnapshot.of_run(with_tokens(run(s), 100))
+    return evaluate(before, with_tokens(run(s), completion), s, policy)
+
+
+def test_a_usage_gate_fails_the_step_as_its_own_finding_and_blocks_promotion() -> None:
+    result = usage_case(
+        EvaluationPolicy(promotion="if_clean", usage_limits=UsageLimits(tokens_pct=50))
+    )
+
+    assert result.drift is not None and result.drift.regressions == []  # not a probe regression
+    assert [f.gate for f in result.usage_findings] == ["max-token-increase"]
+    assert result.gate_failed is True
+    assert result.promotion == Promotion(False, "the run exceeds max-token-increase")
+    assert result.usage is not None
+    assert result.usage.changes["completion_tokens"].change_pct == pytest.approx(100.0)
+
+
+def test_usage_within_its_limit_or_without_a_limit_passes() -> None:
+    within = usage_case(EvaluationPolicy(usage_limits=UsageLimits(tokens_pct=150)))
+    off = usage_case(EvaluationPolicy())
+
+    assert within.gate_failed is False and within.usage_findings == ()
+    assert off.gate_failed is False and off.usage_findings == ()
+
+
+def test_always_promotes_despite_a_usage_finding_and_never_fail_on_keeps_the_usage_gate() -> None:
+    # The usage gates are opted into one by one: fail-on (about probe drift) does not turn them off.
+    limits = UsageLimits(tokens_pct=50)
+    result = usage_case(EvaluationPolicy(promotion="always", fail_on="never", usage_limits=limits))
+
+    assert result.promotion.allowed is True
+    assert result.gate_failed is True
+
+
+def test_an_unknown_price_is_a_note_not_a_finding() -> None:
+    result = usage_case(EvaluationPolicy(usage_limits=UsageLimits(cost_pct=10)))
+
+    assert result.usage_findings == () and result.gate_failed is False
+    assert any("max-cost-increase could not be checked" in n for n in result.notes)
+
+
+def test_cost_comes_from_the_lookup_given() -> None:
+    s = suite()
+    before = BaselineSnapshot.of_run(with_tokens(run(s), 100))
+    result = evaluate(
+        before,
+        with_tokens(run(s), 300),
+        s,
+        EvaluationPolicy(usage_limits=UsageLimits(cost_pct=100)),
+        cost=lambda model, p, c: (p + 2 * c) * 1e-6 if model == "m" else None,
+    )
+
+    assert result.usage is not None
+    assert result.usage.current.cost_usd == pytest.approx(2 * (20 + 600) * 1e-6)
+    assert [f.gate for f in result.usage_findings] == ["max-cost-increase"]

@@ -229,3 +229,62 @@ class TestSampleTest:
     def test_mismatched_lengths_are_rejected(self) -> None:
         with pytest.raises(ValueError, match="score and a pass flag"):
             stats.test_samples([1.0, 1.0], [True], [1.0], [True])
+
+
+# -- latency, tokens, cost -----------------------------------------------------------------------
+@pytest.mark.parametrize("q", [0.0, 0.05, 0.5, 0.95, 1.0])
+def test_quantile_is_the_linear_interpolation_of_the_standard_library(q: float) -> None:
+    import statistics
+
+    rng = random.Random(7)
+    values = [rng.lognormvariate(6, 1) for _ in range(37)]
+    # statistics.quantiles(method="inclusive") is the same definition (R's type 7) at cut points.
+    cuts = statistics.quantiles(values, n=20, method="inclusive")
+    expected = {0.0: min(values), 0.05: cuts[0], 0.5: cuts[9], 0.95: cuts[18], 1.0: max(values)}
+    assert stats.quantile(values, q) == pytest.approx(expected[q])
+
+
+def test_quantile_rejects_nothing_and_levels_outside_0_1() -> None:
+    with pytest.raises(ValueError):
+        stats.quantile([], 0.5)
+    with pytest.raises(ValueError):
+        stats.quantile([1.0], 1.5)
+
+
+def test_percent_change() -> None:
+    assert stats.percent_change(200.0, 300.0) == pytest.approx(50.0)
+    assert stats.percent_change(0.0, 1.0) is None
+
+
+def _mean_of_means(strata: stats.Strata) -> float:
+    return sum(sum(s) / len(s) for s in strata) / len(strata)
+
+
+def test_bootstrap_needs_repeated_samples_on_both_sides() -> None:
+    single = [[1.0], [2.0]]
+    repeated = [[1.0, 1.2], [2.0, 2.2]]
+    assert stats.bootstrap_change(single, repeated, _mean_of_means) is None
+    assert stats.bootstrap_change(repeated, single, _mean_of_means) is None
+
+
+def test_bootstrap_is_reproducible_and_brackets_a_real_doubling() -> None:
+    rng = random.Random(3)
+    baseline = [[rng.gauss(100, 10) for _ in range(10)] for _ in range(5)]
+    current = [[2 * v for v in stratum] for stratum in baseline]
+
+    first = stats.bootstrap_change(baseline, current, _mean_of_means)
+    again = stats.bootstrap_change(baseline, current, _mean_of_means)
+
+    assert first is not None and first == again
+    low, high = first
+    assert 60 < low < 100 < high < 140
+
+
+def test_bootstrap_interval_covers_zero_for_samples_from_one_distribution() -> None:
+    rng = random.Random(11)
+    baseline = [[rng.gauss(500, 100) for _ in range(8)] for _ in range(4)]
+    current = [[rng.gauss(500, 100) for _ in range(8)] for _ in range(4)]
+
+    interval = stats.bootstrap_change(baseline, current, _mean_of_means)
+
+    assert interval is not None and interval[0] < 0 < interval[1]

@@ -1,0 +1,174 @@
+"""The score trend of a suite: promoted baselines from the history, plus the current run.
+
+Pure: :func:`build_trend` turns history records (see :mod:`baselines.history`) into aligned
+series, :func:`mermaid_chart` draws them as a Mermaid ``xychart-beta`` line chart (GitHub renders
+Mermaid in comments and job summaries) and :func:`sparkline` as one line of block characters
+(for the check run, where Mermaid is not rendered).
+
+Alignment: the x axis is the promotions of every model of the suite, in time order (one per
+commit), last :data:`DEFAULT_TREND_POINTS` of them, then the current run. A model promoted on
+only some of those commits keeps its previous baseline score in between: that was its baseline
+then. Mermaid draws a line from the first category on and has no gaps, so the axis starts at the
+first promotion every charted model already had.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_TREND_POINTS = 20
+"""Promoted baselines drawn before the current run (input ``trend-points``)."""
+CURRENT_LABEL = "this run"
+SPARK_BARS = "▁▂▃▄▅▆▇█"
+_LABEL_LIMIT = 40
+# Mermaid's xychart lexer ends a quoted string at the next '"' (there is no escape), starts a
+# markdown string at '"`', and Mermaid pre-processes '%%' comments and '#…;' entities before
+# parsing: keep only characters that mean nothing to it.
+_UNSAFE_LABEL = re.compile(r"[^A-Za-z0-9 ._:/@+=()\[\]-]")
+
+
+LINE_COLOURS = ("royalblue", "darkorange", "seagreen", "mediumpurple", "crimson", "slategray")
+"""Line colours in order, by CSS name: Mermaid's default palette starts with a near-white one,
+and a "#hex" code would read as an issue reference to a markdown scanner. The legend names them,
+since GitHub's Mermaid draws no legend for line charts."""
+_INIT = (
+    '%%{init: {"xyChart": {"height": 320}, "themeVariables": {"xyChart": '
+    '{"plotColorPalette": "' + ", ".join(LINE_COLOURS) + '"}}}}%%'
+)
+
+
+def colour_name(index: int) -> str:
+    """The name of the colour of the ``index``-th line (the palette repeats)."""
+    return LINE_COLOURS[index % len(LINE_COLOURS)]
+
+
+@dataclass(frozen=True)
+class Trend:
+    suite_name: str
+    labels: list[str]
+    """X axis: one label per promoted baseline (short commit), then :data:`CURRENT_LABEL`."""
+    series: dict[str, list[float]]
+    """Model id → overall score at each label, as many values as labels."""
+
+
+@dataclass(frozen=True)
+class _Promotion:
+    key: str
+    label: str
+    order: tuple[str, int]
+    score: float
+
+
+def _promotions(records: Sequence[Mapping[str, Any]]) -> list[_Promotion]:
+    """Usable history records (damaged lines and records without a score are skipped)."""
+    found: list[_Promotion] = []
+    for index, record in enumerate(records):
+        score = record.get("overall_score")
+        if "error" in record or not isinstance(score, int | float) or not math.isfinite(score):
+            continue
+        sha = str(record.get("sha") or "")
+        key = sha or str(record.get("snapshot_id") or record.get("time") or index)
+        label = sha[:7] if sha else str(record.get("time") or "")[:10] or f"#{index + 1}"
+        found.append(_Promotion(key, label, (str(record.get("time") or ""), index), float(score)))
+    return found
+
+
+def build_trend(
+    suite_name: str,
+    histories: Mapping[str, Sequence[Mapping[str, Any]]],
+    current: Mapping[str, float],
+    points: int = DEFAULT_TREND_POINTS,
+) -> Trend | None:
+    """The suite's trend; None when no model of ``current`` has a usable history (no chart).
+
+    ``histories``: model id → its history records, oldest first. ``current``: model id → the
+    current run's overall score. ``points``: promoted baselines kept (the newest ones).
+    """
+    per_model = {m: _promotions(histories.get(m, ())) for m in current}
+    per_model = {m: p for m, p in per_model.items() if p}
+    if not per_model or points < 1:
+        return None
+    timeline: dict[str, _Promotion] = {}
+    for promotions in per_model.values():
+        for p in promotions:
+            known = timeline.get(p.key)
+            timeline[p.key] = p if known is None or p.order < known.order else known
+    events = sorted(timeline.values(), key=lambda p: p.order)
+    columns: dict[str, list[float | None]] = {}
+    for model, promotions in per_model.items():
+        score_at = {p.key: p.score for p in promotions}
+        running: float | None = None
+        column: list[float | None] = []
+        for event in events:
+            running = score_at.get(event.key, running)
+            column.append(running)
+        columns[model] = column
+    first_full = max(next(i for i, v in enumerate(c) if v is not None) for c in columns.values())
+    start = max(first_full, len(events) - points)
+    labels = [*_unique([e.label for e in events[start:]]), CURRENT_LABEL]
+    series = {m: [*(v for v in c[start:] if v is not None), current[m]] for m, c in columns.items()}
+    return Trend(suite_name, labels, series)
+
+
+def _unique(labels: list[str]) -> list[str]:
+    """Labels made distinct (a band axis merges equal categories): ``abc1234 (2)``."""
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# drawing
+
+
+def mermaid_label(text: str) -> str:
+    """``text`` as a quoted Mermaid string that cannot end early or inject a statement."""
+    flat = _UNSAFE_LABEL.sub("_", text)
+    if len(flat) > _LABEL_LIMIT:
+        flat = flat[: _LABEL_LIMIT - 1] + "…"
+    return f'"{flat.strip() or "_"}"'
+
+
+def _axis_range(values: list[float]) -> tuple[int, int]:
+    """Y range in whole percent, padded and rounded to fives so small moves stay visible."""
+    low, high = min(values) * 100, max(values) * 100
+    bottom = max(0, math.floor((low - 5) / 5) * 5)
+    top = min(100, math.ceil((high + 5) / 5) * 5)
+    return (bottom, top) if top > bottom else (max(0, top - 10), max(top, 10))
+
+
+def mermaid_chart(trend: Trend) -> str:
+    """A fenced ``mermaid`` block with one line per model (scores in percent)."""
+    values = [v for series in trend.series.values() for v in series]
+    bottom, top = _axis_range(values)
+    lines = [
+        "```mermaid",
+        _INIT,
+        "xychart-beta",
+        f"    title {mermaid_label('Score trend: ' + trend.suite_name)}",
+        f"    x-axis [{', '.join(mermaid_label(label) for label in trend.labels)}]",
+        f'    y-axis "score (0-100)" {bottom} --> {top}',
+    ]
+    for model, series in trend.series.items():
+        data = ", ".join(f"{v * 100:.1f}" for v in series)
+        lines.append(f"    line {mermaid_label(model)} [{data}]")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def sparkline(values: Sequence[float]) -> str:
+    """``▂▅█``: each value as a bar scaled between the series' minimum and maximum."""
+    if not values:
+        return ""
+    low, high = min(values), max(values)
+    if high - low < 1e-9:
+        return SPARK_BARS[len(SPARK_BARS) // 2] * len(values)
+    top = len(SPARK_BARS) - 1
+    return "".join(SPARK_BARS[round((v - low) / (high - low) * top)] for v in values)
