@@ -27,7 +27,7 @@ from promptcanary.core.models import (
     ProbeResult,
     ResultRef,
 )
-from promptcanary.core.pool import DEFAULT_POOL, entries_of, pooled_prompts
+from promptcanary.core.pool import entries_of, pooled_prompts
 
 _EPS = 1e-9  # so that 1.0 → 0.95 counts as a drop of 0.05 despite float rounding
 
@@ -205,13 +205,15 @@ def compare(
     warnings = _provenance_warnings(baseline, current)
     thresholds = _Thresholds(regression_threshold, improvement_threshold, alpha)
     comparisons, statistical = _judge(found.pairs, thresholds, warnings)
-    record = current.provenance.adaptive
-    pool_runs = 1
     # Only a run that sampled against a baseline made sequential decisions. One run without a
     # baseline and compared later (``run`` then ``compare``) is judged by the documented
     # fixed-sample rules on the answers it has.
-    if record is not None and record.pool_runs > 0:
-        size = pool_size or record.pool_runs or DEFAULT_POOL
+    record = current.provenance.adaptive
+    if record is not None and record.pool_runs == 0:
+        record = None
+    pool_runs = 1
+    if record is not None:
+        size = pool_size or record.pool_runs
         comparisons, pool_runs = _sequential(comparisons, entries_of(snapshots, size), current)
         statistical, alpha = True, record.alpha
     base_set, cur_set = set(found.base_prompts), set(found.cur_prompts)
@@ -231,7 +233,7 @@ def compare(
         warnings=warnings,
         statistical=statistical,
         alpha=alpha if statistical else None,
-        adaptive=record if record is not None and record.pool_runs > 0 else None,
+        adaptive=record,
         baseline_pool_runs=pool_runs,
     )
 
