@@ -17,7 +17,7 @@ import json
 import os
 import re
 import subprocess
-import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,8 +26,10 @@ from typing import Any
 
 import yaml
 
+from tests.e2e import launch
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
-ENTRYPOINT = REPO_ROOT / "entrypoint.py"
+ENTRYPOINT = launch.ENTRYPOINT
 ACTION_YML = REPO_ROOT / "action.yml"
 
 DEFAULT_REPOSITORY = "octo-org/octo-repo"
@@ -417,8 +419,46 @@ def run_action(
     github_api_url: str | None = None,
     timeout: float = 120,
     apply_action_defaults: bool = True,
+    fresh: bool | None = None,
 ) -> ActionResult:
-    """Run ``python entrypoint.py`` in ``workspace`` like the runner runs the Docker action."""
+    """Run ``entrypoint.py`` in ``workspace`` like the runner runs the Docker action.
+
+    ``fresh=True`` starts a new interpreter; by default the step is forked from a warm one
+    (:mod:`tests.e2e.launch` says what that changes)."""
+    return signal_action(
+        tmp_path,
+        when=None,
+        signum=0,
+        inputs=inputs,
+        event_name=event_name,
+        event=event,
+        workspace=workspace,
+        env=env,
+        github_api_url=github_api_url,
+        timeout=timeout,
+        apply_action_defaults=apply_action_defaults,
+        fresh=fresh,
+    )
+
+
+def signal_action(
+    tmp_path: Path,
+    *,
+    when: Callable[[], bool] | None,
+    signum: int,
+    inputs: dict[str, str],
+    event_name: str,
+    event: dict[str, Any],
+    workspace: Path,
+    env: Mapping[str, str | None] | None = None,
+    github_api_url: str | None = None,
+    timeout: float = 120,
+    apply_action_defaults: bool = True,
+    fresh: bool | None = None,
+) -> ActionResult:
+    """Like :func:`run_action`, but send ``signum`` to the step once ``when()`` is true (as the
+    runner signals a cancelled job's container), then wait for it to exit. With ``when=None``
+    no signal is sent."""
     if not ENTRYPOINT.is_file():
         raise FileNotFoundError(f"{ENTRYPOINT} does not exist: nothing to run end to end")
     full_env = build_env(
@@ -431,74 +471,25 @@ def run_action(
         github_api_url=github_api_url,
         apply_action_defaults=apply_action_defaults,
     )
+    files = Path(tempfile.mkdtemp(prefix="step-", dir=tmp_path))
+    stdout_path, stderr_path = files / "stdout", files / "stderr"
+    step = launch.start(full_env, workspace, stdout_path, stderr_path, fresh=fresh)
     try:
-        proc = subprocess.run(
-            [sys.executable, str(ENTRYPOINT)],
-            cwd=workspace,
-            env=full_env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise _timeout(exc, timeout) from exc
-    return _result(proc.returncode, proc.stdout, proc.stderr, full_env, workspace)
+        if when is not None:
+            while step.poll() is None and not when():
+                time.sleep(0.05)
+            step.send_signal(signum)
+        returncode = step.wait(timeout)
+    except subprocess.TimeoutExpired:
+        printed = _read(stdout_path) + _read(stderr_path)
+        raise ActionTimeout(
+            f"entrypoint.py ran longer than {timeout}s; it printed:\n{printed}"
+        ) from None
+    return _result(returncode, _read(stdout_path), _read(stderr_path), full_env, workspace)
 
 
-def signal_action(
-    tmp_path: Path,
-    *,
-    when: Callable[[], bool],
-    signum: int,
-    inputs: dict[str, str],
-    event_name: str,
-    event: dict[str, Any],
-    workspace: Path,
-    env: Mapping[str, str | None] | None = None,
-    github_api_url: str | None = None,
-    timeout: float = 120,
-) -> ActionResult:
-    """Like :func:`run_action`, but send ``signum`` to the step once ``when()`` is true (as the
-    runner signals a cancelled job's container), then wait for it to exit."""
-    full_env = build_env(
-        tmp_path,
-        inputs=inputs,
-        event_name=event_name,
-        event=event,
-        workspace=workspace,
-        env=env,
-        github_api_url=github_api_url,
-        apply_action_defaults=True,
-    )
-    proc = subprocess.Popen(
-        [sys.executable, str(ENTRYPOINT)],
-        cwd=workspace,
-        env=full_env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        while proc.poll() is None and not when():
-            time.sleep(0.05)
-        proc.send_signal(signum)
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        proc.kill()
-        proc.communicate()
-        raise _timeout(exc, timeout) from exc
-    return _result(proc.returncode, stdout, stderr, full_env, workspace)
-
-
-def _timeout(exc: subprocess.TimeoutExpired, timeout: float) -> ActionTimeout:
-    printed = "".join(
-        part.decode(errors="replace") if isinstance(part, bytes) else (part or "")
-        for part in (exc.stdout, exc.stderr)
-    )
-    return ActionTimeout(f"entrypoint.py ran longer than {timeout}s; it printed:\n{printed}")
+def _read(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace")
 
 
 def _result(
