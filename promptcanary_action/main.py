@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from promptcanary.core.config import SuiteConfigError, load_suite
 from promptcanary.core.models import Approval, CanaryRunResult
@@ -338,13 +338,29 @@ def _github_client(settings: Settings) -> GitHubPort | None:
     """The real client, or None without a token or repository (nothing is posted then)."""
     if not settings.github_token or not settings.github.repository:
         return None
-    # Imported here: PyGithub and requests load only when there is something to post.
-    from promptcanary_action.github import GitHubClient
+    token, github = settings.github_token, settings.github
 
-    github = settings.github
-    return GitHubClient(
-        settings.github_token, github.repository, github.api_url, run_key=github.run_key
-    )
+    def build() -> GitHubPort:
+        # Imported here: PyGithub and requests load only when the step talks to GitHub.
+        from promptcanary_action.github import GitHubClient
+
+        return GitHubClient(token, github.repository, github.api_url, run_key=github.run_key)
+
+    return cast(GitHubPort, _BuiltOnFirstUse(build))
+
+
+class _BuiltOnFirstUse:
+    """Stands for the GitHub port and builds it when first used: a step that posts nothing
+    before its first model request (no check run) does not import PyGithub (~0.2 s) first."""
+
+    def __init__(self, build: Callable[[], GitHubPort]) -> None:
+        self._build = build
+        self._port: GitHubPort | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._port is None:
+            self._port = self._build()
+        return getattr(self._port, name)
 
 
 def main(
