@@ -83,7 +83,7 @@ test: $(STAMP)
 
 # Deselected from `make test` by the `soak` marker (pyproject addopts); -s shows its table.
 soak: $(STAMP)
-	$(BIN)/python -m pytest -m soak -s tests/reliability/test_soak.py $(PYTEST_ARGS)
+	PROMPTCANARY_E2E_FRESH=1 $(BIN)/python -m pytest -m soak -s tests/reliability/test_soak.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	@failed=""; \
