@@ -1,8 +1,10 @@
-"""Runs and pair outcomes with known figures, for the action's unit tests."""
+"""Runs, pair outcomes and activities with known figures, for the action's unit tests."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 from promptcanary.core.models import (
     CanaryRunResult,
@@ -12,9 +14,34 @@ from promptcanary.core.models import (
     ProbeResult,
     ProviderConfig,
 )
+from promptcanary_action.activity import Activity
 from promptcanary_action.outcome import PairOutcome
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
+
+_PUSH = Activity(
+    compare=True,
+    comment=False,
+    check_run=True,
+    baseline_ref="main",
+    may_create_baseline=True,
+    promotion="if_clean",
+    issue_on_drift=False,
+    is_pull_request=False,
+)
+_PULL_REQUEST = replace(
+    _PUSH, comment=True, may_create_baseline=False, promotion="never", is_pull_request=True
+)
+
+
+def push_activity(**overrides: Any) -> Activity:
+    """A push to the default branch under update-baseline: auto (``overrides`` replace fields)."""
+    return replace(_PUSH, **overrides)
+
+
+def pr_activity(**overrides: Any) -> Activity:
+    """A pull request with a known number: compares with main, comments, never promotes."""
+    return replace(_PULL_REQUEST, **overrides)
 
 
 def run_result(*, errors: int = 0, failed: int = 0, passed: int = 1) -> CanaryRunResult:
