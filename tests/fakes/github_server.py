@@ -19,11 +19,13 @@ server under another host name, like GitHub's storage host, served without authe
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import threading
 import time
 import urllib.parse
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,6 +50,16 @@ SECONDARY_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
     "If you reach out to GitHub Support for help, please include the request ID."
 )
+
+
+def make_zip(files: dict[str, str]) -> bytes:
+    """A zip archive of ``files`` (name → text), as an artifact's download holds it."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, text in files.items():
+            zf.writestr(name, text)
+    return buf.getvalue()
+
 
 _SPEC: OpenAPISubset | None = None  # parsed once per process; validators are cached inside
 
