@@ -44,6 +44,27 @@ def pr_activity(**overrides: Any) -> Activity:
     return replace(_PULL_REQUEST, **overrides)
 
 
+def drift_of(
+    run: CanaryRunResult,
+    comparisons: list[ProbeComparison],
+    *,
+    snapshot_id: str = "snap",
+    baseline_created_at: datetime = datetime(2024, 1, 1, tzinfo=UTC),
+    **fields: Any,
+) -> DriftReport:
+    """The drift report of ``run`` against a baseline snapshot (``fields``: the report's other
+    fields)."""
+    return DriftReport(
+        suite_name=run.suite_name,
+        provider=run.provider,
+        baseline_snapshot_id=snapshot_id,
+        baseline_created_at=baseline_created_at,
+        current_run_id=run.run_id,
+        comparisons=comparisons,
+        **fields,
+    )
+
+
 def run_result(*, errors: int = 0, failed: int = 0, passed: int = 1) -> CanaryRunResult:
     responses = [
         LLMResponse(prompt_id=f"e{i}", provider_model_id="m", error="boom") for i in range(errors)
@@ -80,12 +101,5 @@ def drifted_pair(drop: float, *, n: int = 10, failed: int = 0, errors: int = 0) 
     ]
     # A regressed result is also a failed probe of the run, as in a real run.
     run = run_result(errors=errors, failed=failed + (1 if drop > 0 else 0))
-    drift = DriftReport(
-        suite_name="demo",
-        provider=run.provider,
-        baseline_snapshot_id="s",
-        baseline_created_at=NOW,
-        current_run_id=run.run_id,
-        comparisons=comparisons,
-    )
+    drift = drift_of(run, comparisons, snapshot_id="s", baseline_created_at=NOW)
     return PairOutcome(suite_name="demo", suite_file="c.yaml", model="m", run=run, drift=drift)

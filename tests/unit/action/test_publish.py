@@ -5,14 +5,12 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from promptcanary.core.models import (
     CanaryRunResult,
-    DriftReport,
     LLMResponse,
     ProbeComparison,
     ProbeResult,
@@ -40,7 +38,7 @@ from promptcanary_action.report_dir import STEP_FILE, write_reports
 from promptcanary_action.settings import Settings
 from promptcanary_action.workflow import Workflow
 from tests.fakes.github_port_fake import FakeGitHubPort
-from tests.unit.action.outcomes import pr_activity
+from tests.unit.action.outcomes import drift_of, pr_activity
 
 HEAD = "a" * 40
 MARKER = comment_marker("default")
@@ -66,13 +64,9 @@ def make_pair(model: str, *, regressed: bool, with_drift: bool = True) -> PairOu
             )
         ],
     )
-    drift = DriftReport(
-        suite_name="demo",
-        provider=provider,
-        baseline_snapshot_id="snap",
-        baseline_created_at=datetime(2024, 1, 1, tzinfo=UTC),
-        current_run_id=run.run_id,
-        comparisons=[
+    drift = drift_of(
+        run,
+        [
             ProbeComparison(
                 probe_id="json_validity",
                 prompt_id="p1",
