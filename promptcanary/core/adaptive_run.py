@@ -73,16 +73,7 @@ async def answer_adaptive(
             if p.id in targets
             for i in range(asked.get(p.id, 0), targets[p.id])
         ]
-        progress = RunProgress(
-            len(jobs),
-            stream=stream,
-            enabled=show_progress and stage == 1,  # later stages: one line each, below
-            label=f"promptcanary stage {stage}",
-        )
-        try:
-            new = await session.answer(jobs, progress, stop=stop)
-        finally:
-            progress.finish()
+        new = await _stage(session, jobs, stage, stream=stream, bar=show_progress, stop=stop)
         responses.extend(new)
         results.extend(score_responses(suite, new))
         asked.update(targets)
@@ -92,19 +83,44 @@ async def answer_adaptive(
     order = {pid: n for n, pid in enumerate(ids)}
     responses.sort(key=lambda r: (order.get(r.prompt_id, len(order)), r.sample))
     results.sort(key=lambda r: (order.get(r.prompt_id, len(order)), r.sample))
-    record = AdaptiveSampling(
+    return AdaptiveAnswers(responses, results, _record(policy, len(entries), stage, ids, responses))
+
+
+async def _stage(
+    session: RunSession,
+    jobs: list[Job],
+    stage: int,
+    *,
+    stream: TextIO | None,
+    bar: bool,
+    stop: asyncio.Event | None,
+) -> list[LLMResponse]:
+    """One stage's answers, with a progress bar for the first stage (later ones print a line)."""
+    progress = RunProgress(
+        len(jobs), stream=stream, enabled=bar and stage == 1, label=f"promptcanary stage {stage}"
+    )
+    try:
+        return await session.answer(jobs, progress, stop=stop)
+    finally:
+        progress.finish()
+
+
+def _record(
+    policy: Policy, pool_runs: int, stages: int, ids: list[str], responses: list[LLMResponse]
+) -> AdaptiveSampling:
+    """What the run records of its sequential procedure and of what it asked."""
+    return AdaptiveSampling(
         min_samples=policy.min_samples,
         max_samples=policy.max_samples,
         alpha=policy.alpha,
         margin=policy.margin,
         futility_level=policy.futility_level,
-        pool_runs=len(entries),
-        stages=stage,
+        pool_runs=pool_runs,
+        stages=stages,
         prompts=len(ids),
         requests=len(responses),
         tokens=sum(r.total_tokens or 0 for r in responses),
     )
-    return AdaptiveAnswers(responses, results, record)
 
 
 def _stage_line(stream: TextIO | None, stage: int, asked: int, total: int, still_open: int) -> None:
