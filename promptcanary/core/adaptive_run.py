@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from promptcanary.core.adaptive import Sequencer
+from promptcanary.core.adaptive import Sequencer, record_of
 from promptcanary.core.models import (
     AdaptiveSampling,
     CanaryPrompt,
@@ -83,7 +83,15 @@ async def answer_adaptive(
     order = {pid: n for n, pid in enumerate(ids)}
     responses.sort(key=lambda r: (order.get(r.prompt_id, len(order)), r.sample))
     results.sort(key=lambda r: (order.get(r.prompt_id, len(order)), r.sample))
-    return AdaptiveAnswers(responses, results, _record(policy, len(entries), stage, ids, responses))
+    record = record_of(
+        policy,
+        pool_runs=len(entries),
+        stages=stage,
+        prompts=len(ids),
+        requests=len(responses),
+        tokens=sum(r.total_tokens or 0 for r in responses),
+    )
+    return AdaptiveAnswers(responses, results, record)
 
 
 async def _stage(
@@ -103,24 +111,6 @@ async def _stage(
         return await session.answer(jobs, progress, stop=stop)
     finally:
         progress.finish()
-
-
-def _record(
-    policy: Policy, pool_runs: int, stages: int, ids: list[str], responses: list[LLMResponse]
-) -> AdaptiveSampling:
-    """What the run records of its sequential procedure and of what it asked."""
-    return AdaptiveSampling(
-        min_samples=policy.min_samples,
-        max_samples=policy.max_samples,
-        alpha=policy.alpha,
-        margin=policy.margin,
-        futility_level=policy.futility_level,
-        pool_runs=pool_runs,
-        stages=stages,
-        prompts=len(ids),
-        requests=len(responses),
-        tokens=sum(r.total_tokens or 0 for r in responses),
-    )
 
 
 def _stage_line(stream: TextIO | None, stage: int, asked: int, total: int, still_open: int) -> None:
