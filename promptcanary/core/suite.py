@@ -23,7 +23,7 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.pool import DEFAULT_POOL
 from promptcanary.core.probes.base import BaseProbe
-from promptcanary.core.sequential import Policy
+from promptcanary.core.sequential import MAX_SAMPLES, MIN_SAMPLES, Policy
 from promptcanary.core.shard import Shard
 
 if TYPE_CHECKING:
@@ -105,10 +105,6 @@ class ModelSpec:
 AUTO = "auto"
 Samples = int | Literal["auto"]
 """Answers per prompt: a fixed number, or ``"auto"`` (stages until every comparison is decided)."""
-MIN_SAMPLES = 3
-"""``min-samples`` by default: answers every prompt gets in the first stage of ``auto``."""
-MAX_SAMPLES = 60
-"""``max-samples`` by default: answers after which an undecided comparison is inconclusive."""
 
 
 @dataclass(frozen=True)
