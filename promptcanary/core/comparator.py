@@ -30,6 +30,9 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.pool import entries_of, pooled_prompts
 
+DEFAULT_THRESHOLD = 0.05
+"""The smallest score change that is a regression (or an improvement) unless the thresholds
+say otherwise."""
 _EPS = 1e-9  # so that 1.0 → 0.95 counts as a drop of 0.05 despite float rounding
 
 Key = tuple[str, str]
@@ -196,9 +199,9 @@ def compare(
     baseline: BaselineSnapshot | Sequence[BaselineSnapshot],
     current: CanaryRunResult,
     *,
-    regression_threshold: float = 0.05,
-    improvement_threshold: float = 0.05,
-    alpha: float = 0.05,
+    regression_threshold: float = DEFAULT_THRESHOLD,
+    improvement_threshold: float = DEFAULT_THRESHOLD,
+    alpha: float = stats.DEFAULT_ALPHA,
     pool_size: int | None = None,
 ) -> DriftReport:
     """Compare a current run against a saved baseline snapshot (or a pool of them).

@@ -73,7 +73,7 @@ class Counts:
 class Policy:
     """The knobs of the procedure (defaults documented in ``docs/statistics.md``)."""
 
-    alpha: float = 0.05
+    alpha: float = stats.DEFAULT_ALPHA
     """False-discovery rate of the suite's regressions (and, separately, improvements)."""
     margin: float = 0.5
     """The pass-rate drop that "same" rules out; smaller drops are not chased."""
