@@ -34,7 +34,14 @@ from promptcanary.core.models import (
 from promptcanary.core.pool import DEFAULT_POOL, MAX_POOL, promote
 from promptcanary.core.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.stats import DEFAULT_ALPHA
-from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
+from promptcanary.core.suite import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    CanarySuite,
+    ModelSpec,
+    RunOptions,
+)
 from promptcanary.core.terminal import format_drift, format_run, terminal_safe
 from promptcanary.core.yaml_source import SuiteConfigError
 from promptcanary.providers.base import MissingCredentialsError
@@ -505,9 +512,9 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--baseline", "-b", metavar="FILE", help="decide against this baseline snapshot"
     )
-    run.add_argument("--concurrency", type=_positive_int, default=8)
-    run.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
-    run.add_argument("--max-retries", type=int, default=3)
+    run.add_argument("--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY)
+    run.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per request")
+    run.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES)
     run.add_argument("--max-error-rate", type=_fraction, default=DEFAULT_MAX_ERROR_RATE)
     run.add_argument(
         "--save-baseline", "-s", action="store_true", help="store the run as a baseline"

@@ -23,6 +23,7 @@ from promptcanary.core.pool import DEFAULT_POOL, MAX_POOL
 from promptcanary.core.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.shard import Shard, ShardError
 from promptcanary.core.stats import DEFAULT_ALPHA
+from promptcanary.core.suite import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from promptcanary_action.baselines.history import HISTORY_KEEP
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -370,14 +371,14 @@ class Settings:
         metadata=_input("alpha", _OPEN_UNIT),
     )
     concurrency: int = field(
-        default=8, metadata=_input("concurrency", partial(clean_int, minimum=1))
+        default=DEFAULT_CONCURRENCY, metadata=_input("concurrency", partial(clean_int, minimum=1))
     )
     timeout: float = field(
-        default=60.0,
+        default=DEFAULT_TIMEOUT,
         metadata=_input("timeout", partial(clean_float, minimum=0.0, exclusive_minimum=True)),
     )
     max_retries: int = field(
-        default=3, metadata=_input("max-retries", partial(clean_int, minimum=0))
+        default=DEFAULT_MAX_RETRIES, metadata=_input("max-retries", partial(clean_int, minimum=0))
     )
     max_error_rate: float = field(
         default=DEFAULT_MAX_ERROR_RATE, metadata=_input("max-error-rate", _UNIT)
