@@ -14,6 +14,8 @@ def numbered_values(text: str) -> Iterator[tuple[int, Any, str]]:
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line), ""
+            value = json.loads(line)
         except json.JSONDecodeError as exc:
             yield number, None, f"not valid JSON ({exc.msg})"
+            continue
+        yield number, value, ""
