@@ -42,6 +42,7 @@ from promptcanary.core.models import (
     Provenance,
     ProviderConfig,
 )
+from promptcanary.core.pool import DEFAULT_POOL
 from promptcanary.core.sequential import Policy
 
 SEED = 20240611
@@ -226,8 +227,6 @@ def fixed_table() -> None:
 # ── samples: auto ───────────────────────────────────────────────────────────
 
 POLICY = Policy()
-DEFAULT_POOL = 20
-"""The action's default ``baseline-pool``."""
 
 
 @dataclass

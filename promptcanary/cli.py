@@ -21,8 +21,9 @@ from typing import TextIO
 from pydantic import ValidationError
 
 from promptcanary.cli_compat import UnsupportedFlag, refuse_unsupported, version_line
+from promptcanary.core.comparator import DEFAULT_THRESHOLD
 from promptcanary.core.evaluate import PROMOTION_RULES, Evaluation, EvaluationPolicy, evaluate
-from promptcanary.core.gate import FAIL_ON
+from promptcanary.core.gate import DEFAULT_FAIL_ON, DEFAULT_MAX_ERROR_RATE, FAIL_ON
 from promptcanary.core.models import (
     TEMPERATURE_RANGE,
     BaselineSnapshot,
@@ -32,7 +33,15 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.pool import DEFAULT_POOL, MAX_POOL, promote
 from promptcanary.core.sequential import MAX_SAMPLES_CAP
-from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
+from promptcanary.core.stats import DEFAULT_ALPHA
+from promptcanary.core.suite import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    CanarySuite,
+    ModelSpec,
+    RunOptions,
+)
 from promptcanary.core.terminal import format_drift, format_run, terminal_safe
 from promptcanary.core.yaml_source import SuiteConfigError
 from promptcanary.providers.base import MissingCredentialsError
@@ -503,10 +512,10 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--baseline", "-b", metavar="FILE", help="decide against this baseline snapshot"
     )
-    run.add_argument("--concurrency", type=_positive_int, default=8)
-    run.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
-    run.add_argument("--max-retries", type=int, default=3)
-    run.add_argument("--max-error-rate", type=_fraction, default=0.2)
+    run.add_argument("--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY)
+    run.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per request")
+    run.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES)
+    run.add_argument("--max-error-rate", type=_fraction, default=DEFAULT_MAX_ERROR_RATE)
     run.add_argument(
         "--save-baseline", "-s", action="store_true", help="store the run as a baseline"
     )
@@ -526,12 +535,12 @@ def _add_compare(cmp: argparse.ArgumentParser) -> None:
     source.add_argument("--baseline-dir", default=DEFAULT_BASELINE_DIR, metavar="D")
     cmp.add_argument("--current", metavar="RUN.json", help="the run (required)")
     cmp.add_argument("--config", "-c", help="the suite, to re-score when its probes changed")
-    cmp.add_argument("--regression-threshold", type=_fraction, default=0.05)
-    cmp.add_argument("--improvement-threshold", type=_fraction, default=0.05)
-    cmp.add_argument("--alpha", type=_fraction, default=0.05)
+    cmp.add_argument("--regression-threshold", type=_fraction, default=DEFAULT_THRESHOLD)
+    cmp.add_argument("--improvement-threshold", type=_fraction, default=DEFAULT_THRESHOLD)
+    cmp.add_argument("--alpha", type=_fraction, default=DEFAULT_ALPHA)
     cmp.add_argument("--output-md", metavar="F")
     cmp.add_argument("--output-json", metavar="F")
-    cmp.add_argument("--fail-on", choices=FAIL_ON, default="regression")
+    cmp.add_argument("--fail-on", choices=FAIL_ON, default=DEFAULT_FAIL_ON)
     cmp.add_argument(  # PromptCanary 0.2.2's switch; gating on regressions is our default
         "--fail-on-drift", dest="fail_on", action="store_const", const="regression"
     )
@@ -541,7 +550,7 @@ def _add_compare(cmp: argparse.ArgumentParser) -> None:
         default="never",
         help="save the run as the new baseline: auto (no regression, no error), always, never",
     )
-    cmp.add_argument("--max-error-rate", type=_fraction, default=0.2)
+    cmp.add_argument("--max-error-rate", type=_fraction, default=DEFAULT_MAX_ERROR_RATE)
     cmp.add_argument("--probe-module", action="append", help="custom probe file or module")
     cmp.add_argument("--provider", "-p", help=argparse.SUPPRESS)  # refused, see compat
     cmp.add_argument("--output-html", help=argparse.SUPPRESS)

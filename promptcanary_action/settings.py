@@ -17,10 +17,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from promptcanary.core.gate import FAIL_ON
+from promptcanary.core.comparator import DEFAULT_THRESHOLD
+from promptcanary.core.gate import DEFAULT_FAIL_ON, DEFAULT_MAX_ERROR_RATE, FAIL_ON
 from promptcanary.core.pool import DEFAULT_POOL, MAX_POOL
 from promptcanary.core.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.shard import Shard, ShardError
+from promptcanary.core.stats import DEFAULT_ALPHA
+from promptcanary.core.suite import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from promptcanary_action.baselines.history import HISTORY_KEEP
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -347,13 +350,13 @@ class Settings:
         default="auto", metadata=_input("update-baseline", _choice(UPDATE_BASELINE_CHOICES))
     )
     fail_on: FailOn = field(
-        default="regression", metadata=_input("fail-on", _choice(FAIL_ON_CHOICES))
+        default=DEFAULT_FAIL_ON, metadata=_input("fail-on", _choice(FAIL_ON_CHOICES))
     )
     regression_threshold: float = field(
-        default=0.05, metadata=_input("regression-threshold", _UNIT)
+        default=DEFAULT_THRESHOLD, metadata=_input("regression-threshold", _UNIT)
     )
     improvement_threshold: float = field(
-        default=0.05, metadata=_input("improvement-threshold", _UNIT)
+        default=DEFAULT_THRESHOLD, metadata=_input("improvement-threshold", _UNIT)
     )
     samples: int | str | None = field(default=None, metadata=_input("samples", clean_samples))
     """``None``: the suite's ``defaults: samples``, else ``auto``; a number overrides the suite."""
@@ -364,20 +367,22 @@ class Settings:
         metadata=_input("baseline-pool", partial(clean_int, minimum=1, maximum=MAX_POOL)),
     )
     alpha: float = field(
-        default=0.05,
+        default=DEFAULT_ALPHA,
         metadata=_input("alpha", _OPEN_UNIT),
     )
     concurrency: int = field(
-        default=8, metadata=_input("concurrency", partial(clean_int, minimum=1))
+        default=DEFAULT_CONCURRENCY, metadata=_input("concurrency", partial(clean_int, minimum=1))
     )
     timeout: float = field(
-        default=60.0,
+        default=DEFAULT_TIMEOUT,
         metadata=_input("timeout", partial(clean_float, minimum=0.0, exclusive_minimum=True)),
     )
     max_retries: int = field(
-        default=3, metadata=_input("max-retries", partial(clean_int, minimum=0))
+        default=DEFAULT_MAX_RETRIES, metadata=_input("max-retries", partial(clean_int, minimum=0))
     )
-    max_error_rate: float = field(default=0.2, metadata=_input("max-error-rate", _UNIT))
+    max_error_rate: float = field(
+        default=DEFAULT_MAX_ERROR_RATE, metadata=_input("max-error-rate", _UNIT)
+    )
     max_latency_increase: float | None = field(
         default=None, metadata=_input("max-latency-increase", _PERCENT)
     )

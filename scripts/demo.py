@@ -8,8 +8,8 @@
 3. The drift report is printed here, and promptcanary-report/ receives exactly what the action
    writes, comment.md (the pull-request comment it would post) included.
 
-Both steps go through the action's own pipeline (``run_pair`` and ``build_outcome``), so what
-this prints is what the action would report.
+Both steps go through the action's own decisions and pipeline (``decide``, ``run_pair`` and
+``build_outcome``), so what this prints is what the action would report.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from promptcanary.core.config import load_suite  # noqa: E402
 from promptcanary.core.suite import ModelSpec  # noqa: E402
 from promptcanary.core.terminal import format_drift  # noqa: E402
 from promptcanary.providers.factory import make_provider  # noqa: E402
-from promptcanary_action.activity import Activity  # noqa: E402
+from promptcanary_action.activity import Activity, decide  # noqa: E402
 from promptcanary_action.baselines.path import PathBackend  # noqa: E402
+from promptcanary_action.context import EventContext  # noqa: E402
 from promptcanary_action.outcome import PairOutcome, build_outcome  # noqa: E402
 from promptcanary_action.pipeline import Backend, LoadedSuite, run_pair  # noqa: E402
 from promptcanary_action.render import comment_marker, render_comment, render_summary  # noqa: E402
@@ -42,26 +43,24 @@ from promptcanary_action.settings import Settings  # noqa: E402
 
 SUITE = ROOT / "examples" / "canary.yaml"
 
-PUSH_TO_MAIN = Activity(
-    compare=True,
-    comment=False,
-    check_run=False,
-    baseline_ref="main",
-    may_create_baseline=True,
-    promotion="if_clean",
-    issue_on_drift=False,
-    is_pull_request=False,
+PUSH_TO_MAIN = EventContext(
+    event_name="push", sha="", head_sha="", ref_name="main", default_branch="main"
 )
-PULL_REQUEST = Activity(
-    compare=True,
-    comment=True,
-    check_run=True,
-    baseline_ref="main",
-    may_create_baseline=False,
-    promotion="never",
-    issue_on_drift=False,
-    is_pull_request=True,
+PULL_REQUEST = EventContext(
+    event_name="pull_request",
+    sha="",
+    head_sha="",
+    pr_number=1,
+    base_ref="main",
+    default_branch="main",
 )
+
+
+def _activity(event: EventContext, settings: Settings) -> Activity:
+    """What the action does on ``event``, by its own rules (``decide``)."""
+    activity = decide(event, settings)
+    assert isinstance(activity, Activity)  # mode: run
+    return activity
 
 
 MODEL = "openai/gpt-4o-mini"
@@ -116,18 +115,17 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(report_dir, ignore_errors=True)
     backend = PathBackend(baselines)  # the action's `baseline: path`
     loaded = LoadedSuite(load_suite(SUITE), SUITE, SUITE.relative_to(ROOT).as_posix())
+    on_push, on_pr = _activity(PUSH_TO_MAIN, settings), _activity(PULL_REQUEST, settings)
 
     for number, sha in enumerate(PUSHES):
-        push = _run(
-            loaded, "baseline.jsonl", PUSH_TO_MAIN, settings=settings, backend=backend, sha=sha
-        )
+        push = _run(loaded, "baseline.jsonl", on_push, settings=settings, backend=backend, sha=sha)
         print(
             f"1.{number + 1} push {sha[:7]} to main: {push.suite_name} on {MODEL} "
             f"(baseline.jsonl) scored {push.run.overall_score:.3f}; baseline "
             f"{push.baseline_status.value} ({Path(push.baseline_location or '').relative_to(out)})"
         )
 
-    pair = _run(loaded, "drifted.jsonl", PULL_REQUEST, settings=settings, backend=backend)
+    pair = _run(loaded, "drifted.jsonl", on_pr, settings=settings, backend=backend)
     print(f"2. pull request: the suite on {MODEL} again (drifted.jsonl), compared:\n")
     assert pair.drift is not None  # the baseline was just created
     print(format_drift(pair.drift, pair.notes))

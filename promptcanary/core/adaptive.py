@@ -9,6 +9,7 @@ Pure bookkeeping between the runner (which asks the model) and :mod:`promptcanar
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, fields
 
 from promptcanary.core import stats
 from promptcanary.core.models import (
@@ -125,14 +126,14 @@ def replay(
 
 
 def policy_of(info: AdaptiveSampling) -> Policy:
-    """The procedure a run recorded in its provenance."""
-    return Policy(
-        alpha=info.alpha,
-        margin=info.margin,
-        futility_level=info.futility_level,
-        min_samples=info.min_samples,
-        max_samples=info.max_samples,
-    )
+    """The procedure a run recorded in its provenance (the inverse of :func:`record_of`)."""
+    return Policy(**{f.name: getattr(info, f.name) for f in fields(Policy)})
+
+
+def record_of(policy: Policy, **spent: int) -> AdaptiveSampling:
+    """What a run sampled by ``policy`` records in its provenance: every knob of the procedure,
+    and ``spent`` (``pool_runs``, ``stages``, ``prompts``, ``requests``, ``tokens``)."""
+    return AdaptiveSampling(**asdict(policy), **spent)
 
 
 def decide_run(

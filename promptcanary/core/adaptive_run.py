@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from promptcanary.core.adaptive import Sequencer
+from promptcanary.core.adaptive import Sequencer, record_of
 from promptcanary.core.models import (
     AdaptiveSampling,
     CanaryPrompt,
@@ -73,16 +73,7 @@ async def answer_adaptive(
             if p.id in targets
             for i in range(asked.get(p.id, 0), targets[p.id])
         ]
-        progress = RunProgress(
-            len(jobs),
-            stream=stream,
-            enabled=show_progress and stage == 1,  # later stages: one line each, below
-            label=f"promptcanary stage {stage}",
-        )
-        try:
-            new = await session.answer(jobs, progress, stop=stop)
-        finally:
-            progress.finish()
+        new = await _stage(session, jobs, stage, stream=stream, bar=show_progress, stop=stop)
         responses.extend(new)
         results.extend(score_responses(suite, new))
         asked.update(targets)
@@ -92,12 +83,8 @@ async def answer_adaptive(
     order = {pid: n for n, pid in enumerate(ids)}
     responses.sort(key=lambda r: (order.get(r.prompt_id, len(order)), r.sample))
     results.sort(key=lambda r: (order.get(r.prompt_id, len(order)), r.sample))
-    record = AdaptiveSampling(
-        min_samples=policy.min_samples,
-        max_samples=policy.max_samples,
-        alpha=policy.alpha,
-        margin=policy.margin,
-        futility_level=policy.futility_level,
+    record = record_of(
+        policy,
         pool_runs=len(entries),
         stages=stage,
         prompts=len(ids),
@@ -105,6 +92,25 @@ async def answer_adaptive(
         tokens=sum(r.total_tokens or 0 for r in responses),
     )
     return AdaptiveAnswers(responses, results, record)
+
+
+async def _stage(
+    session: RunSession,
+    jobs: list[Job],
+    stage: int,
+    *,
+    stream: TextIO | None,
+    bar: bool,
+    stop: asyncio.Event | None,
+) -> list[LLMResponse]:
+    """One stage's answers, with a progress bar for the first stage (later ones print a line)."""
+    progress = RunProgress(
+        len(jobs), stream=stream, enabled=bar and stage == 1, label=f"promptcanary stage {stage}"
+    )
+    try:
+        return await session.answer(jobs, progress, stop=stop)
+    finally:
+        progress.finish()
 
 
 def _stage_line(stream: TextIO | None, stage: int, asked: int, total: int, still_open: int) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from promptcanary.core import stats
 from promptcanary.core.adaptive import comparison_fields, decide_run
 from promptcanary.core.models import (
+    AdaptiveSampling,
     BaselineSnapshot,
     CanaryRunResult,
     DriftReport,
@@ -29,6 +30,9 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.pool import entries_of, pooled_prompts
 
+DEFAULT_THRESHOLD = 0.05
+"""The smallest score change that is a regression (or an improvement) unless the thresholds
+say otherwise."""
 _EPS = 1e-9  # so that 1.0 → 0.95 counts as a drop of 0.05 despite float rounding
 
 Key = tuple[str, str]
@@ -165,13 +169,39 @@ def _match(base_run: CanaryRunResult, current: CanaryRunResult) -> _Matching:
     return found
 
 
+def _snapshots(
+    baseline: BaselineSnapshot | Sequence[BaselineSnapshot], current: CanaryRunResult
+) -> list[BaselineSnapshot]:
+    """The baseline snapshots, newest first; none, or one of another suite, is a ValueError."""
+    snapshots = [baseline] if isinstance(baseline, BaselineSnapshot) else list(baseline)
+    if not snapshots:
+        raise ValueError("compare() needs a baseline snapshot, or a non-empty list of them")
+    if any(s.suite_name != current.suite_name for s in snapshots):
+        raise ValueError(
+            f"Suite name mismatch: baseline is for '{snapshots[0].suite_name}' "
+            f"but current run is for '{current.suite_name}'. "
+            "Cannot compare results from different suites."
+        )
+    return snapshots
+
+
+def _sampled_against_a_baseline(current: CanaryRunResult) -> AdaptiveSampling | None:
+    """The sequential procedure of a run that sampled against a baseline, else None.
+
+    Only such a run made sequential decisions. One run without a baseline and compared later
+    (``run`` then ``compare``) is judged by the documented fixed-sample rules on its answers.
+    """
+    record = current.provenance.adaptive
+    return None if record is None or record.pool_runs == 0 else record
+
+
 def compare(
     baseline: BaselineSnapshot | Sequence[BaselineSnapshot],
     current: CanaryRunResult,
     *,
-    regression_threshold: float = 0.05,
-    improvement_threshold: float = 0.05,
-    alpha: float = 0.05,
+    regression_threshold: float = DEFAULT_THRESHOLD,
+    improvement_threshold: float = DEFAULT_THRESHOLD,
+    alpha: float = stats.DEFAULT_ALPHA,
     pool_size: int | None = None,
 ) -> DriftReport:
     """Compare a current run against a saved baseline snapshot (or a pool of them).
@@ -191,26 +221,13 @@ def compare(
     Raises:
         ValueError: If suite names do not match (guards against comparing incompatible suites).
     """
-    snapshots = [baseline] if isinstance(baseline, BaselineSnapshot) else list(baseline)
-    if not snapshots:
-        raise ValueError("compare() needs a baseline snapshot, or a non-empty list of them")
+    snapshots = _snapshots(baseline, current)
     baseline = snapshots[0]
-    if any(s.suite_name != current.suite_name for s in snapshots):
-        raise ValueError(
-            f"Suite name mismatch: baseline is for '{baseline.suite_name}' "
-            f"but current run is for '{current.suite_name}'. "
-            "Cannot compare results from different suites."
-        )
     found = _match(baseline.run_result, current)
     warnings = _provenance_warnings(baseline, current)
     thresholds = _Thresholds(regression_threshold, improvement_threshold, alpha)
     comparisons, statistical = _judge(found.pairs, thresholds, warnings)
-    # Only a run that sampled against a baseline made sequential decisions. One run without a
-    # baseline and compared later (``run`` then ``compare``) is judged by the documented
-    # fixed-sample rules on the answers it has.
-    record = current.provenance.adaptive
-    if record is not None and record.pool_runs == 0:
-        record = None
+    record = _sampled_against_a_baseline(current)
     pool_runs = 1
     if record is not None:
         size = pool_size or record.pool_runs

@@ -13,8 +13,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 from promptcanary.core.approval import split_regressions, without_approved
-from promptcanary.core.comparator import compare
-from promptcanary.core.gate import gate_failed, untrustworthy
+from promptcanary.core.comparator import DEFAULT_THRESHOLD, compare
+from promptcanary.core.gate import (
+    DEFAULT_FAIL_ON,
+    DEFAULT_MAX_ERROR_RATE,
+    gate_failed,
+    untrustworthy,
+)
 from promptcanary.core.models import (
     Approval,
     BaselineSnapshot,
@@ -24,6 +29,7 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.pool import DEFAULT_POOL, promote
 from promptcanary.core.rescore import needs_rescore, rescore
+from promptcanary.core.stats import DEFAULT_ALPHA
 from promptcanary.core.usage import (
     CostLookup,
     UsageComparison,
@@ -51,12 +57,12 @@ PROMOTION_RULES: dict[str, PromotionRule] = {
 class EvaluationPolicy:
     """Every threshold and rule of one evaluation, validated by whoever read the configuration."""
 
-    fail_on: str = "regression"
-    regression_threshold: float = 0.05
-    improvement_threshold: float = 0.05
-    alpha: float = 0.05
+    fail_on: str = DEFAULT_FAIL_ON
+    regression_threshold: float = DEFAULT_THRESHOLD
+    improvement_threshold: float = DEFAULT_THRESHOLD
+    alpha: float = DEFAULT_ALPHA
     promotion: PromotionRule = "never"
-    max_error_rate: float = 0.2
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     baseline_max_age_days: int = 0
     """A baseline older than this gets a note; 0 turns the note off."""
     usage_limits: UsageLimits = field(default_factory=UsageLimits)

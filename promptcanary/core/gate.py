@@ -5,12 +5,17 @@ Shared by the CLI (``compare --fail-on``) and the action (input ``fail-on``).
 
 from __future__ import annotations
 
+from typing import Final
+
 from promptcanary.core.models import CanaryRunResult, DriftReport, DriftSeverity
 
 FAIL_ON = ("regression", "inconclusive", "failure", "never", "low", "medium", "high", "critical")
 """``regression``; ``inconclusive`` (a regression, or a ``samples: auto`` comparison left
 undecided at ``max-samples``); ``failure`` (any failed probe); ``never``; or a minimum drift
 severity."""
+DEFAULT_FAIL_ON: Final = "regression"
+DEFAULT_MAX_ERROR_RATE = 0.2
+"""Above this share of errored responses a run is untrustworthy: it cannot gate (exit 3)."""
 
 
 def gate_failed(report: DriftReport | None, run: CanaryRunResult, fail_on: str) -> bool:

@@ -25,6 +25,8 @@ from pydantic import (
     model_validator,
 )
 
+from promptcanary.core.stats import DEFAULT_ALPHA
+
 SCHEMA_VERSION = 2
 """Version of the baseline snapshot document written by this engine."""
 
@@ -285,7 +287,7 @@ class AdaptiveSampling(BaseModel):
 
     min_samples: int
     max_samples: int
-    alpha: float = 0.05
+    alpha: float = DEFAULT_ALPHA
     margin: float = 0.5
     futility_level: float = 1 / 16
     pool_runs: int = 0

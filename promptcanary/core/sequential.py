@@ -32,6 +32,10 @@ from promptcanary.core import stats
 
 MAX_SAMPLES_CAP = 1_000
 """The largest ``max-samples`` accepted: beyond it a typo would buy a very large bill."""
+MIN_SAMPLES = 3
+"""``min-samples`` by default: answers every prompt gets in the first stage of ``auto``."""
+MAX_SAMPLES = 60
+"""``max-samples`` by default: answers after which an undecided comparison is inconclusive."""
 
 
 class Verdict(StrEnum):
@@ -69,14 +73,14 @@ class Counts:
 class Policy:
     """The knobs of the procedure (defaults documented in ``docs/statistics.md``)."""
 
-    alpha: float = 0.05
+    alpha: float = stats.DEFAULT_ALPHA
     """False-discovery rate of the suite's regressions (and, separately, improvements)."""
     margin: float = 0.5
     """The pass-rate drop that "same" rules out; smaller drops are not chased."""
     futility_level: float = 1 / 16
     """How strongly "same" must rule the drop out (likelihood ratio ``1 / futility_level``)."""
-    min_samples: int = 3
-    max_samples: int = 60
+    min_samples: int = MIN_SAMPLES
+    max_samples: int = MAX_SAMPLES
 
     def __post_init__(self) -> None:
         if not 0.0 < self.alpha < 1.0:

@@ -43,6 +43,9 @@ from functools import lru_cache
 
 Interval = tuple[float, float]
 
+DEFAULT_ALPHA = 0.05
+"""The false-discovery rate of a suite's regressions unless ``alpha`` says otherwise."""
+
 
 @dataclass(frozen=True)
 class OneSided:

@@ -23,7 +23,7 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.pool import DEFAULT_POOL
 from promptcanary.core.probes.base import BaseProbe
-from promptcanary.core.sequential import Policy
+from promptcanary.core.sequential import MAX_SAMPLES, MIN_SAMPLES, Policy
 from promptcanary.core.shard import Shard
 
 if TYPE_CHECKING:
@@ -102,13 +102,16 @@ class ModelSpec:
     params: dict[str, Any] = field(default_factory=dict)
 
 
+DEFAULT_CONCURRENCY = 8
+"""Requests in flight at once unless ``concurrency`` says otherwise."""
+DEFAULT_TIMEOUT = 60.0
+"""Seconds per request unless ``timeout`` says otherwise."""
+DEFAULT_MAX_RETRIES = 3
+"""Retries of a transient error unless ``max_retries`` says otherwise."""
+
 AUTO = "auto"
 Samples = int | Literal["auto"]
 """Answers per prompt: a fixed number, or ``"auto"`` (stages until every comparison is decided)."""
-MIN_SAMPLES = 3
-"""``min-samples`` by default: answers every prompt gets in the first stage of ``auto``."""
-MAX_SAMPLES = 60
-"""``max-samples`` by default: answers after which an undecided comparison is inconclusive."""
 
 
 @dataclass(frozen=True)
@@ -145,9 +148,9 @@ class RunOptions:
     max_samples: int | None = None
     baseline_pool: int = DEFAULT_POOL
     """Promoted runs pooled as the baseline of an ``auto`` run."""
-    concurrency: int = 8
-    timeout: float = 60.0
-    max_retries: int = 3
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
     show_progress: bool = True
     record: str | Path | None = None
     git_sha: str | None = None

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from promptcanary.core.jsonl import numbered_values
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig, ToolCall
 from promptcanary.providers.base import BaseLLMProvider, ProviderError
 
@@ -112,14 +113,8 @@ def _load(path: Path) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
         raise ReplayFileError(f"cannot read replay file {path}: {exc.strerror or exc}") from exc
     records: dict[str, list[dict[str, Any]]] = {}
     models: dict[str, None] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ReplayFileError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-        problem = _problem(record)
+    for number, record, error in numbered_values(text):
+        problem = error or _problem(record)
         if problem:
             raise ReplayFileError(f"{path}:{number}: {problem}")
         records.setdefault(record["prompt_id"], []).append(record)

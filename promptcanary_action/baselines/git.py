@@ -15,7 +15,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-REDACTED = "***"
+from promptcanary.core.redact import REDACTED
+
 GIT_TIMEOUT = 300.0
 
 # Variables that would redirect our commands to another repository, index or work tree.

@@ -10,6 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from promptcanary.core.jsonl import numbered_values
 from promptcanary.core.models import BaselineSnapshot
 
 HISTORY_KEEP = 200
@@ -85,13 +86,9 @@ def parse_history(text: str) -> list[dict[str, Any]]:
     hiding the rest of the history or failing a run over it.
     """
     records: list[dict[str, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            records.append({"line": number, "error": f"not valid JSON ({exc.msg})"})
+    for number, value, error in numbered_values(text):
+        if error:
+            records.append({"line": number, "error": error})
             continue
         if not isinstance(value, dict):
             records.append({"line": number, "error": "not a JSON object"})

@@ -35,6 +35,24 @@ API_KEY = "sk-test"
 # set their own.
 FAST_INPUTS = {"timeout": "30", "max-retries": "0", "concurrency": "8"}
 
+#: One prompt, "Is the service up?", passing when the answer says "operational".
+STATUS_PROMPTS = """\
+  - id: status
+    text: Is the service up?
+    probes:
+      - type: keyword_presence
+        required_keywords: [operational]
+"""
+#: One prompt, "Is the order confirmed?", passing when the answer says "yes".
+CONFIRM_PROMPTS = """\
+  - id: confirm
+    text: Is the order confirmed? Answer yes or no.
+    probes:
+      - id: says-yes
+        type: keyword_presence
+        required_keywords: ["yes"]
+"""
+
 
 # ------------------------------------------------------------------------------------------------
 # event payloads (the fields the runner and the action read, shaped like GitHub's)

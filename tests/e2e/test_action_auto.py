@@ -15,17 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ActionHarness, suite_text
+from tests.e2e.conftest import CONFIRM_PROMPTS, ActionHarness, suite_text
 
 pytestmark = pytest.mark.e2e
 
-PROMPTS = """\
-  - id: confirm
-    text: Is the order confirmed? Answer yes or no.
-    probes:
-      - id: says-yes
-        type: keyword_presence
-        required_keywords: ["yes"]
+PROMPTS = (
+    CONFIRM_PROMPTS
+    + """\
   - id: greet
     text: Say hello to the customer.
     probes:
@@ -37,6 +33,7 @@ PROMPTS = """\
       - type: response_length
         min_chars: 2
 """
+)
 # samples: auto is the default. Generous timeout: the first LiteLLM calls of a process are slow
 # on a loaded machine, and an errored answer is not what this test is about.
 INPUTS = {"baseline": "path", "concurrency": "4", "timeout": "60", "max-retries": "2"}

@@ -7,23 +7,16 @@ import json
 
 import pytest
 
-from tests.e2e.conftest import MAIN_SHA, MODEL, ActionHarness, line_of, suite_text
+from tests.e2e.conftest import MAIN_SHA, MODEL, STATUS_PROMPTS, ActionHarness, line_of, suite_text
 from tests.fakes.git_fixtures import GitWorkspace
 
 pytestmark = pytest.mark.e2e
 
-PROMPTS = """\
-  - id: status
-    text: Is the service up?
-    probes:
-      - type: keyword_presence
-        required_keywords: [operational]
-"""
 SECOND_SHA = "9f" * 20
 
 
 def test_push_creates_then_updates_the_baseline_file(harness: ActionHarness) -> None:
-    harness.write("canary.yaml", suite_text("status page", harness.llm.url, PROMPTS))
+    harness.write("canary.yaml", suite_text("status page", harness.llm.url, STATUS_PROMPTS))
     harness.llm.script("service up", content="All systems operational.")
     inputs = {"baseline": "path", "baseline-path": "canary-baselines"}
     baseline = harness.workspace / "canary-baselines" / "status-page" / "openai-fake"
@@ -54,7 +47,7 @@ def test_push_creates_then_updates_the_baseline_file(harness: ActionHarness) -> 
 
 
 def test_push_with_update_never_only_reads_the_baseline(harness: ActionHarness) -> None:
-    harness.write("canary.yaml", suite_text("status", harness.llm.url, PROMPTS))
+    harness.write("canary.yaml", suite_text("status", harness.llm.url, STATUS_PROMPTS))
     harness.llm.script("service up", content="All systems operational.")
     created = harness.run_push({"baseline": "path"})
     assert created.outputs["baseline-status"] == "created", created.log
@@ -78,7 +71,7 @@ def _only_error(result_log: str, errors: list) -> str:
 
 
 def test_bad_input_value_names_the_input(harness: ActionHarness) -> None:
-    harness.write("canary.yaml", suite_text("status", harness.llm.url, PROMPTS))
+    harness.write("canary.yaml", suite_text("status", harness.llm.url, STATUS_PROMPTS))
 
     result = harness.run_push({"fail-on": "sometimes"})
 
@@ -94,7 +87,7 @@ def test_bad_input_value_names_the_input(harness: ActionHarness) -> None:
 def test_bad_yaml_names_file_and_line(harness: ActionHarness) -> None:
     # An unquoted colon in a plain scalar: a typical hand-edit mistake.
     broken = "  - id: broken\n    text: Answer: yes or no?\n    tags: [x]\n"
-    text = suite_text("status", harness.llm.url, PROMPTS) + broken
+    text = suite_text("status", harness.llm.url, STATUS_PROMPTS) + broken
     harness.write("canary.yaml", text)
 
     result = harness.run_push({"baseline": "none"})
@@ -107,7 +100,9 @@ def test_bad_yaml_names_file_and_line(harness: ActionHarness) -> None:
 
 
 def test_unknown_probe_type_names_the_line(harness: ActionHarness) -> None:
-    text = suite_text("status", harness.llm.url, PROMPTS.replace("keyword_presence", "keywords"))
+    text = suite_text(
+        "status", harness.llm.url, STATUS_PROMPTS.replace("keyword_presence", "keywords")
+    )
     harness.write("canary.yaml", text)
 
     result = harness.run_push({"baseline": "none"})
@@ -119,7 +114,7 @@ def test_unknown_probe_type_names_the_line(harness: ActionHarness) -> None:
 
 
 def test_probe_module_that_raises_names_the_file(harness: ActionHarness) -> None:
-    harness.write("canary.yaml", suite_text("status", harness.llm.url, PROMPTS))
+    harness.write("canary.yaml", suite_text("status", harness.llm.url, STATUS_PROMPTS))
     module = "import os\n\nSETTING = os.environ['PROBE_SETTING_THAT_IS_NOT_SET']\n"
     harness.write("probes/custom_probes.py", module)
 
@@ -148,7 +143,7 @@ def test_branch_baseline_is_pushed_to_the_data_branch_and_read_by_prs(
         "service up", content="All systems operational.", drifted={"content": "Unknown."}
     )
     head = git_workspace.commit_file(
-        "canary.yaml", suite_text("status", harness.llm.url, PROMPTS), "Add canaries"
+        "canary.yaml", suite_text("status", harness.llm.url, STATUS_PROMPTS), "Add canaries"
     )
     git_workspace.run("push", "--quiet", "origin", "main")
 

@@ -12,18 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ActionHarness, suite_text
+from tests.e2e.conftest import CONFIRM_PROMPTS, ActionHarness, suite_text
 
 pytestmark = pytest.mark.e2e
 
-PROMPTS = """\
-  - id: confirm
-    text: Is the order confirmed? Answer yes or no.
-    probes:
-      - id: says-yes
-        type: keyword_presence
-        required_keywords: ["yes"]
-"""
 INPUTS = {"baseline": "path", "samples": "10", "concurrency": "10"}
 
 
@@ -38,7 +30,7 @@ def _pass_rates(result_dir: Path) -> tuple[float, float]:
 
 
 def test_an_80_20_model_is_not_drift_but_a_20_80_model_is(harness: ActionHarness) -> None:
-    harness.write("canary.yaml", suite_text("orders", harness.llm.url, PROMPTS))
+    harness.write("canary.yaml", suite_text("orders", harness.llm.url, CONFIRM_PROMPTS))
     harness.llm.script("order confirmed", choices_random=_answers(11, 0.8))
     created = harness.run_push(INPUTS)
     assert created.returncode == 0, created.log

@@ -7,20 +7,20 @@ import json
 
 import pytest
 
-from tests.e2e.conftest import PR_NUMBER, ActionHarness, pr_event, split_fenced, suite_text
+from tests.e2e.conftest import (
+    PR_NUMBER,
+    STATUS_PROMPTS,
+    ActionHarness,
+    pr_event,
+    split_fenced,
+    suite_text,
+)
 
 pytestmark = pytest.mark.e2e
 
 FORK_PR = 8
 FORK_HEAD = "f5" * 20
 
-PROMPTS = """\
-  - id: status
-    text: Is the service up?
-    probes:
-      - type: keyword_presence
-        required_keywords: [operational]
-"""
 
 # The fence and the line after it are in both answers: in the diff they are context lines
 # (" ```", a valid closing fence for a three-backtick block) rather than "+" lines.
@@ -39,7 +39,7 @@ HOSTILE = (
 def test_fork_pr_without_write_permission_leaves_the_comment_in_a_file(
     harness: ActionHarness,
 ) -> None:
-    harness.write("canary.yaml", suite_text("status", harness.llm.url, PROMPTS))
+    harness.write("canary.yaml", suite_text("status", harness.llm.url, STATUS_PROMPTS))
     harness.llm.script("service up", content="All systems operational.")
     harness.github.add_pull(FORK_PR, "patch-1", "main", FORK_HEAD, "b2" * 20, fork=True)
     # A fork's GITHUB_TOKEN is read-only: GitHub answers 403 to every write.
@@ -73,7 +73,7 @@ def test_fork_pr_without_write_permission_leaves_the_comment_in_a_file(
 
 
 def test_fork_pr_with_drift_still_fails_by_the_gate(harness: ActionHarness) -> None:
-    harness.write("canary.yaml", suite_text("status", harness.llm.url, PROMPTS))
+    harness.write("canary.yaml", suite_text("status", harness.llm.url, STATUS_PROMPTS))
     harness.llm.script(
         "service up", content="All systems operational.", drifted={"content": "Unknown."}
     )
@@ -93,7 +93,7 @@ def test_fork_pr_with_drift_still_fails_by_the_gate(harness: ActionHarness) -> N
 def test_hostile_model_output_stays_inert_in_the_comment_and_the_log(
     harness: ActionHarness,
 ) -> None:
-    harness.write("canary.yaml", suite_text("status", harness.llm.url, PROMPTS))
+    harness.write("canary.yaml", suite_text("status", harness.llm.url, STATUS_PROMPTS))
     harness.llm.script(
         "service up",
         content=CALM,
@@ -133,7 +133,7 @@ def test_hostile_model_output_stays_inert_in_the_comment_and_the_log(
 def test_model_without_api_key_or_api_base_is_an_untrustworthy_run(
     harness: ActionHarness,
 ) -> None:
-    harness.write("canary.yaml", suite_text("status", None, PROMPTS))
+    harness.write("canary.yaml", suite_text("status", None, STATUS_PROMPTS))
 
     result = harness.run(
         "push",
@@ -150,7 +150,7 @@ def test_model_without_api_key_or_api_base_is_an_untrustworthy_run(
 
 def test_a_step_that_stops_early_completes_its_check_run(harness: ActionHarness) -> None:
     # The check run is created before the suite runs; a missing key stops the step after that.
-    harness.write("canary.yaml", suite_text("status", None, PROMPTS))
+    harness.write("canary.yaml", suite_text("status", None, STATUS_PROMPTS))
 
     result = harness.run(
         "pull_request",

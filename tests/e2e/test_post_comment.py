@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.e2e.conftest import ActionHarness, suite_text, workflow_run_event
+from tests.e2e.conftest import STATUS_PROMPTS, ActionHarness, suite_text, workflow_run_event
 from tests.e2e.runner import ActionResult
 
 pytestmark = pytest.mark.e2e
@@ -17,18 +17,10 @@ FORK_PR = 12
 FORK_HEAD = "e6" * 20
 MARKER = "<!-- promptcanary-action:comment-id=default -->"
 
-PROMPTS = """\
-  - id: status
-    text: Is the service up?
-    probes:
-      - type: keyword_presence
-        required_keywords: [operational]
-"""
-
 
 def fork_run(harness: ActionHarness) -> ActionResult:
     """The untrusted half: a fork PR whose read-only token cannot comment."""
-    harness.write("canary.yaml", suite_text("status", harness.llm.url, PROMPTS))
+    harness.write("canary.yaml", suite_text("status", harness.llm.url, STATUS_PROMPTS))
     harness.llm.script("service up", content="All systems operational.")
     harness.github.add_pull(FORK_PR, "patch-1", "main", FORK_HEAD, "b2" * 20, fork=True)
     harness.github.fail("POST", r"/comments$", 403, times=1)

@@ -19,15 +19,17 @@ server under another host name, like GitHub's storage host, served without authe
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 from tests.fakes.github_state import (
     BOT,
@@ -48,6 +50,18 @@ SECONDARY_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
     "If you reach out to GitHub Support for help, please include the request ID."
 )
+
+
+def make_zip(files: dict[str, str]) -> bytes:
+    """A zip archive of ``files`` (name → text), as an artifact's download holds it."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, text in files.items():
+            zf.writestr(name, text)
+    return buf.getvalue()
+
+
+T = TypeVar("T")
 
 _SPEC: OpenAPISubset | None = None  # parsed once per process; validators are cached inside
 
@@ -219,17 +233,9 @@ class FakeGitHubServer:
         return self.state.base_url
 
     # -- seeding and inspection ----------------------------------------------------------------
-    def add_pull(
-        self,
-        number: int,
-        head_ref: str,
-        base_ref: str,
-        head_sha: str,
-        base_sha: str,
-        fork: bool = False,
-        **kw: Any,
-    ) -> Issue:
-        return self.state.add_pull(number, head_ref, base_ref, head_sha, base_sha, fork, **kw)
+    def add_pull(self, *args: Any, **kw: Any) -> Issue:
+        """:meth:`GitHubState.add_pull`: number, head ref, base ref, head sha, base sha, fork."""
+        return self.state.add_pull(*args, **kw)
 
     def add_issue(self, title: str, **kw: Any) -> Issue:
         return self.state.add_issue(title, **kw)
@@ -624,12 +630,18 @@ def _repo(server: FakeGitHubServer, ctx: Ctx) -> None:
         raise ApiError(404, "Not Found")
 
 
-def _issue(server: FakeGitHubServer, ctx: Ctx) -> Issue:
+def _found(server: FakeGitHubServer, ctx: Ctx, table: Mapping[int, T], param: str) -> T:
+    """``table[<the path parameter param>]`` of the repository; 404, as GitHub answers, when the
+    repository or the item is unknown."""
     _repo(server, ctx)
-    issue = server.state.issues.get(ctx.params["issue_number"])
-    if issue is None:
+    item = table.get(ctx.params[param])
+    if item is None:
         raise ApiError(404, "Not Found")
-    return issue
+    return item
+
+
+def _issue(server: FakeGitHubServer, ctx: Ctx) -> Issue:
+    return _found(server, ctx, server.state.issues, "issue_number")
 
 
 def _author(server: FakeGitHubServer, ctx: Ctx) -> tuple[str, str]:
@@ -652,9 +664,8 @@ def get_repo(server: FakeGitHubServer, ctx: Ctx) -> Reply:
 
 @route("GET", "/repos/{owner}/{repo}/pulls/{pull_number}")
 def get_pull(server: FakeGitHubServer, ctx: Ctx) -> Reply:
-    _repo(server, ctx)
-    issue = server.state.issues.get(ctx.params["pull_number"])
-    if issue is None or issue.pull is None:
+    issue = _found(server, ctx, server.state.issues, "pull_number")
+    if issue.pull is None:
         raise ApiError(404, "Not Found")
     return Reply(200, server.state.pull_json(issue))
 
@@ -761,10 +772,7 @@ def create_comment(server: FakeGitHubServer, ctx: Ctx) -> Reply:
 
 @route("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}")
 def update_comment(server: FakeGitHubServer, ctx: Ctx) -> Reply:
-    _repo(server, ctx)
-    comment = server.state.comments.get(ctx.params["comment_id"])
-    if comment is None:
-        raise ApiError(404, "Not Found")
+    comment = _found(server, ctx, server.state.comments, "comment_id")
     _check_body_length("IssueComment", ctx.body["body"])
     comment.body, comment.updated_at = ctx.body["body"], server.state.now()
     return Reply(200, server.state.comment_json(comment))
@@ -838,11 +846,7 @@ def update_check_run(server: FakeGitHubServer, ctx: Ctx) -> Reply:
 
 
 def get_check_run_obj(server: FakeGitHubServer, ctx: Ctx) -> CheckRun:
-    _repo(server, ctx)
-    run = server.state.check_runs.get(ctx.params["check_run_id"])
-    if run is None:
-        raise ApiError(404, "Not Found")
-    return run
+    return _found(server, ctx, server.state.check_runs, "check_run_id")
 
 
 @route("GET", "/repos/{owner}/{repo}/check-runs/{check_run_id}")
@@ -881,9 +885,8 @@ def list_artifacts(server: FakeGitHubServer, ctx: Ctx) -> Reply:
 
 @route("GET", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}")
 def download_artifact(server: FakeGitHubServer, ctx: Ctx) -> Reply:
-    _repo(server, ctx)
-    art = server.state.artifacts.get(ctx.params["artifact_id"])
-    if art is None or ctx.params["archive_format"] != "zip":
+    art = _found(server, ctx, server.state.artifacts, "artifact_id")
+    if ctx.params["archive_format"] != "zip":
         raise ApiError(404, "Not Found")
     if art.expired:
         raise ApiError(410, "Artifact has expired")
@@ -892,10 +895,7 @@ def download_artifact(server: FakeGitHubServer, ctx: Ctx) -> Reply:
 
 @route("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}")
 def get_workflow_run(server: FakeGitHubServer, ctx: Ctx) -> Reply:
-    _repo(server, ctx)
-    run = server.state.runs.get(ctx.params["run_id"])
-    if run is None:
-        raise ApiError(404, "Not Found")
+    run = _found(server, ctx, server.state.runs, "run_id")
     return Reply(200, server.state.run_json(run))
 
 

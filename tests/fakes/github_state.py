@@ -380,6 +380,22 @@ class GitHubState:
             "default": False,
         }
 
+    def _issue_fields(self, issue: Issue) -> dict[str, Any]:
+        """The fields an issue and a pull request share (on GitHub a pull request is an issue)."""
+        return {
+            "id": issue.id,
+            "number": issue.number,
+            "title": issue.title,
+            "body": issue.body,
+            "state": issue.state,
+            "locked": False,
+            "user": self.user_json(*issue.user),
+            "labels": [self.label_json(n) for n in issue.labels],
+            "created_at": issue.created_at,
+            "updated_at": issue.updated_at,
+            "closed_at": issue.closed_at,
+        }
+
     def issue_json(self, issue: Issue) -> dict:
         url = f"{self.repo_url}/issues/{issue.number}"
         extra: dict[str, Any] = {}
@@ -395,16 +411,9 @@ class GitHubState:
             }
         return self.api.build(
             "issue",
-            id=issue.id,
+            **self._issue_fields(issue),
             node_id=f"I_{issue.id}",
-            number=issue.number,
-            title=issue.title,
-            body=issue.body,
-            state=issue.state,
             state_reason=issue.state_reason,
-            locked=False,
-            user=self.user_json(*issue.user),
-            labels=[self.label_json(n) for n in issue.labels],
             assignees=[self.user_json(a) for a in issue.assignees],
             assignee=self.user_json(issue.assignees[0]) if issue.assignees else None,
             comments=sum(c.issue_number == issue.number for c in self.comments.values()),
@@ -414,9 +423,6 @@ class GitHubState:
             labels_url=f"{url}/labels{{/name}}",
             repository_url=self.repo_url,
             html_url=f"{HTML}/{self.repo.full_name}/issues/{issue.number}",
-            created_at=issue.created_at,
-            updated_at=issue.updated_at,
-            closed_at=issue.closed_at,
             author_association="NONE" if issue.user[1] == "Bot" else "MEMBER",
             **extra,
         )
@@ -439,14 +445,8 @@ class GitHubState:
         issue_url = f"{self.repo_url}/issues/{issue.number}"
         return self.api.build(
             "pull-request",
-            id=issue.id,
+            **self._issue_fields(issue),
             node_id=f"PR_{issue.id}",
-            number=issue.number,
-            title=issue.title,
-            body=issue.body,
-            state=issue.state,
-            locked=False,
-            user=self.user_json(*issue.user),
             url=url,
             html_url=html,
             issue_url=issue_url,
@@ -458,10 +458,6 @@ class GitHubState:
             statuses_url=f"{self.repo_url}/statuses/{pull['head_sha']}",
             head=side(head_owner, pull["head_ref"], pull["head_sha"], pull["fork"]),
             base=side(self.repo.owner, pull["base_ref"], pull["base_sha"], False),
-            labels=[self.label_json(n) for n in issue.labels],
-            created_at=issue.created_at,
-            updated_at=issue.updated_at,
-            closed_at=issue.closed_at,
             merged_at=issue.merged_at,
             merge_commit_sha=issue.merge_commit_sha,
             author_association="CONTRIBUTOR",

@@ -16,10 +16,15 @@ Answers = dict[str, str | Exception]
 
 
 class FakeProvider(BaseLLMProvider):
-    """Answers from a dict keyed by prompt id; an answer that is an exception is raised."""
+    """Answers from a dict keyed by prompt id; an answer that is an exception is raised.
 
-    def __init__(self, model: str, answers: Answers) -> None:
-        super().__init__(ProviderConfig(model_id=model))
+    ``extra_params`` are the provider's call parameters (a suite's model entry may carry some).
+    """
+
+    def __init__(
+        self, model: str, answers: Answers, extra_params: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(ProviderConfig(model_id=model, extra_params=extra_params or {}))
         self.answers = answers
 
     def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:

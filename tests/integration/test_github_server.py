@@ -22,7 +22,7 @@ import pytest
 import requests
 from github.GithubRetry import GithubRetry
 
-from tests.fakes.github_server import FakeGitHubServer
+from tests.fakes.github_server import FakeGitHubServer, make_zip
 
 REPO = "octo-org/octo-repo"
 HEAD, BASE = "a" * 40, "b" * 40
@@ -57,14 +57,6 @@ def annotation(line: int, level: str = "warning") -> dict:
         "annotation_level": level,
         "message": f"regression at line {line}",
     }
-
-
-def make_zip(files: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for name, text in files.items():
-            zf.writestr(name, text)
-    return buf.getvalue()
 
 
 @pytest.fixture

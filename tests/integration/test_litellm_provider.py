@@ -16,22 +16,9 @@ from promptcanary.core.http_headers import parse_retry_after
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ToolCall
 from promptcanary.providers.base import MissingCredentialsError, ProviderError
 from promptcanary.providers.litellm import LiteLLMProvider
-from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import WEATHER_TOOL, FakeLLMServer
 
 API_KEY = "sk-test-do-not-leak-1234"
-
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Weather for a city",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
 
 
 def provider_for(server: FakeLLMServer, **params: Any) -> LiteLLMProvider:

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import WEATHER_TOOL, FakeLLMServer
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 litellm = pytest.importorskip("litellm")
@@ -41,18 +41,6 @@ litellm.suppress_debug_info = True
 
 MODEL = "openai/fake-model"
 NO_RETRY = {"max_retries": 0}
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Weather for a city",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
 
 
 @pytest.fixture(autouse=True)

@@ -18,17 +18,10 @@ from promptcanary.core.suite import CanarySuite, ProbeBinding, RunOptions
 from promptcanary.providers.base import MissingCredentialsError
 from promptcanary.providers.litellm import LiteLLMProvider
 from promptcanary.providers.replay import ReplayProvider
-from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.llm_server import WEATHER_TOOL, FakeLLMServer
+from tests.fakes.sleeps import AsyncSleeps
 
 API_KEY = "sk-test-runner"
-
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-    },
-}
 
 
 def provider_for(server: FakeLLMServer, **params: Any) -> LiteLLMProvider:
@@ -38,17 +31,6 @@ def provider_for(server: FakeLLMServer, **params: Any) -> LiteLLMProvider:
 def numbered_suite(n: int, *, keyword: str = "question") -> CanarySuite:
     prompts = [CanaryPrompt(id=f"q{i:02d}", text=f"question {i:02d}") for i in range(n)]
     return CanarySuite("integration", prompts, [KeywordPresenceProbe(required_keywords=[keyword])])
-
-
-class RecordedSleep:
-    """Records the backoff delays and sleeps only a token amount (keeps tests fast)."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
-        await asyncio.sleep(0)
 
 
 def run(
@@ -134,7 +116,7 @@ def test_permanent_server_error_ends_errored_while_the_rest_completes(
     llm_server: FakeLLMServer,
 ) -> None:
     llm_server.script("question 02", status=500)
-    sleep = RecordedSleep()
+    sleep = AsyncSleeps()
 
     result = run(numbered_suite(5), provider_for(llm_server), max_retries=2, sleep=sleep)
 
@@ -156,7 +138,7 @@ def test_hang_is_retried_then_errored_within_the_time_budget(llm_server: FakeLLM
         provider_for(llm_server),
         timeout=timeout,
         max_retries=retries,
-        sleep=RecordedSleep(),
+        sleep=AsyncSleeps(),
     )
 
     hung = result.responses_for("q00")[0]
@@ -170,7 +152,7 @@ def test_unusable_answers_end_errored_with_clear_reasons(llm_server: FakeLLMServ
     llm_server.script("question 01", empty_choices=True)
     llm_server.script("question 02", null_content=True)
 
-    result = run(numbered_suite(4), provider_for(llm_server), max_retries=1, sleep=RecordedSleep())
+    result = run(numbered_suite(4), provider_for(llm_server), max_retries=1, sleep=AsyncSleeps())
 
     errors = {r.prompt_id: r.error or "" for r in result.llm_responses if r.errored}
     assert "malformed response body" in errors["q00"]
@@ -187,7 +169,7 @@ def test_every_attempt_is_exactly_one_http_request(llm_server: FakeLLMServer) ->
     llm_server.script("question 01", status=503, fail_times=2)
     llm_server.script("question 03", status=429, fail_times=1)
 
-    result = run(numbered_suite(6), provider_for(llm_server), sleep=RecordedSleep())
+    result = run(numbered_suite(6), provider_for(llm_server), sleep=AsyncSleeps())
 
     attempts = sum(r.retries + 1 for r in result.llm_responses)
     assert llm_server.request_count == attempts == 6 + 2 + 1

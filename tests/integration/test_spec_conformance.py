@@ -25,23 +25,9 @@ from promptcanary import (
 )
 from promptcanary.core.probes import JsonValidityProbe, KeywordPresenceProbe, StepByStepProbe
 from tests.fakes.llm_server import FakeLLMServer
+from tests.suite_texts import SPEC_YAML
 
 ALICE = '{"name": "Alice", "age": 30}'
-
-SPEC_YAML = """\
-name: my-suite
-description: Tests production agent behaviour.
-probes:
-  - type: json_validity
-  - type: step_by_step
-    expect_steps: false
-  - type: keyword_presence
-    required_keywords: ["Paris"]
-prompts:
-  - text: "What is the capital of France?"
-    expected_keywords: ["Paris"]
-    description: "Basic geography canary"
-"""
 
 
 def spec_suite() -> CanarySuite:

@@ -19,6 +19,7 @@ import pytest
 from tests.e2e.conftest import pr_event
 from tests.e2e.runner import ENTRYPOINT, ActionResult, build_env, parse_command_file
 from tests.reliability.conftest import ActionHarness
+from tests.suite_texts import yaml_bomb
 
 pytestmark = pytest.mark.e2e
 
@@ -27,17 +28,6 @@ CONFIG_ERROR = "PromptCanary: configuration error"
 MEMORY_CAP = 2 * 1024**3
 
 VALID_HEAD = "name: hostile\nmodels: [openai/fake]\n"
-
-
-def _bomb() -> str:
-    lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
-    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 12)]
-    lines += [
-        "name: bomb",
-        "prompts: [{text: hi, metadata: {x: *a11}}]",
-        "probes: [{type: json_validity}]",
-    ]
-    return "\n".join(lines) + "\n"
 
 
 CASES = {
@@ -65,7 +55,7 @@ CASES = {
         4,
         ("python/object",),
     ),
-    "billion-laughs": (_bomb(), None, ("YAML bomb",)),
+    "billion-laughs": (yaml_bomb(11), None, ("YAML bomb",)),
 }
 
 

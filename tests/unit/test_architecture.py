@@ -1,6 +1,7 @@
-"""Dependency rules, checked on the source: the engine knows nothing of GitHub, LiteLLM is
-imported in one module and only lazily, PyGithub in one module of the action, and one run flows
-one way (runner → scoring → probes; evaluation reads and writes nothing).
+"""Rules checked on the source: the engine knows nothing of GitHub, LiteLLM is imported in one
+module and only lazily, PyGithub in one module of the action, one run flows one way (runner →
+scoring → probes; evaluation reads and writes nothing), and no function is longer than 60 lines
+unless a ``# long:`` comment says why.
 """
 
 from __future__ import annotations
@@ -82,6 +83,17 @@ def _where(path: Path, imp: Import) -> str:
     return f"{path.relative_to(ROOT)}:{imp.line} imports {imp.module}"
 
 
+def _imports_of_package(top: str, paths: list[Path], *, home: Path | None = None) -> list[str]:
+    """Where a module of ``paths`` other than ``home`` imports the package ``top``."""
+    return [
+        _where(path, imp)
+        for path in paths
+        if path != home
+        for imp in imports_of(path.read_text())
+        if imp.top == top
+    ]
+
+
 # ── the checker itself (so the rules below cannot pass vacuously) ────────────
 
 
@@ -128,13 +140,8 @@ def test_engine_imports_nothing_github_related() -> None:
 
 
 def test_litellm_only_in_its_provider_module() -> None:
-    offenders = [
-        _where(path, imp)
-        for path in python_files(ENGINE) + python_files(ACTION)
-        if path != LITELLM_MODULE
-        for imp in imports_of(path.read_text())
-        if imp.top == "litellm"
-    ]
+    paths = python_files(ENGINE) + python_files(ACTION)
+    offenders = _imports_of_package("litellm", paths, home=LITELLM_MODULE)
     assert offenders == [], "import LiteLLM through promptcanary.providers.litellm:\n" + "\n".join(
         offenders
     )
@@ -154,13 +161,7 @@ def test_litellm_is_imported_lazily() -> None:
 
 
 def test_pygithub_only_in_the_action_github_module() -> None:
-    offenders = [
-        _where(path, imp)
-        for path in python_files(ACTION)
-        if path != PYGITHUB_MODULE
-        for imp in imports_of(path.read_text())
-        if imp.top == "github"
-    ]
+    offenders = _imports_of_package("github", python_files(ACTION), home=PYGITHUB_MODULE)
     assert offenders == [], "use promptcanary_action.github for GitHub calls:\n" + "\n".join(
         offenders
     )
@@ -236,3 +237,147 @@ def test_the_flow_rules_see_real_imports() -> None:
     # So the rules above cannot pass because the checker sees nothing.
     assert "promptcanary.core.scoring" in runtime_imports(CORE / "runner.py")
     assert "promptcanary.core.comparator" in runtime_imports(CORE / "evaluate.py")
+
+
+# ── function length ──────────────────────────────────────────────────────────
+
+MAX_FUNCTION_LINES = 60
+LONG_MARK = "# long:"
+SCRIPTS = ROOT / "scripts"
+
+# Long functions in modules another change is rewriting right now. Each entry must still be long
+# (the test says so once it is not), so the list only shrinks.
+PENDING_LONG = {("promptcanary/core/runner.py", "run_suite")}
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    """Qualified within its module: ``Class.method``, ``outer.inner``."""
+    line: int
+    length: int
+    """Lines from the ``def`` to the function's last line, docstring included."""
+    explained: bool
+    """A ``# long: <why>`` comment stands right above the ``def`` (or its first decorator), or on
+    the first line of its body."""
+
+
+def _is_long_mark(line: str) -> bool:
+    text = line.strip()
+    return text.startswith(LONG_MARK) and text.removeprefix(LONG_MARK).strip() != ""
+
+
+def _explained(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    # The first line of the body: the topmost comment line right above the first statement.
+    body = node.body[0].lineno
+    while body - 1 > node.lineno and lines[body - 2].strip().startswith("#"):
+        body -= 1
+    return any(_is_long_mark(lines[n - 1]) for n in (first - 1, body) if 1 <= n <= len(lines))
+
+
+def functions_of(source: str) -> list[Function]:
+    """Every function and method of ``source``, nested ones included."""
+    lines = source.splitlines()
+    found: list[Function] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                name = prefix + child.name
+                length = (child.end_lineno or child.lineno) - child.lineno + 1
+                found.append(Function(name, child.lineno, length, _explained(child, lines)))
+                visit(child, name + ".")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(source), "")
+    return found
+
+
+def too_long(source: str) -> list[Function]:
+    """The functions of ``source`` over the limit that no ``# long:`` comment explains."""
+    return [f for f in functions_of(source) if f.length > MAX_FUNCTION_LINES and not f.explained]
+
+
+def _def(
+    name: str,
+    statements: int,
+    *,
+    indent: str = "",
+    keyword: str = "def",
+    above: tuple[str, ...] = (),
+    first: tuple[str, ...] = (),
+) -> str:
+    """Source of a function: ``above`` lines, the ``def`` line, ``first`` lines, then
+    ``statements`` one-line statements."""
+    inner = indent + "    "
+    body = [*first, *(f"x{i} = {i}" for i in range(statements))]
+    return (
+        "".join(f"{indent}{line}\n" for line in above)
+        + f"{indent}{keyword} {name}():\n"
+        + "".join(f"{inner}{line}\n" for line in body)
+    )
+
+
+def test_the_length_rule_catches_a_long_function() -> None:
+    why = "# long: one table of cases reads best in one place"
+    source = "".join(
+        [
+            "import functools\n",
+            _def("fits", 59),
+            _def("one_over", 60),
+            _def("docstring_counts", 59, keyword="async def", first=('"""Doc."""',)),
+            "class C:\n" + _def("method", 60, indent="    "),
+            "def outer():\n" + _def("inner", 70, indent="    ") + "    return inner\n",
+            _def("explained_above", 70, above=(why,)),
+            _def("explained_above_decorator", 70, above=(why, "@functools.cache")),
+            _def("explained_in_body", 70, first=(why,)),
+            _def("explained_before_docstring", 70, first=(why, '"""Doc."""')),
+            _def("mark_without_reason", 70, above=("# long:",)),
+            _def("mark_too_far_above", 70, above=(why, "")),
+            _def("mark_too_late", 70, first=("y = 0", why)),
+        ]
+    )
+    lengths = {f.name: f.length for f in functions_of(source)}
+    assert (lengths["fits"], lengths["one_over"], lengths["docstring_counts"]) == (60, 61, 61)
+    assert {f.name for f in too_long(source)} == {
+        "one_over",
+        "docstring_counts",
+        "C.method",
+        "outer",
+        "outer.inner",
+        "mark_without_reason",
+        "mark_too_far_above",
+        "mark_too_late",
+    }
+
+
+def test_the_length_rule_sees_the_packages() -> None:
+    # So the rule below cannot pass because it reads nothing.
+    names = {f.name for f in functions_of((ACTION / "activity.py").read_text())}
+    assert {"decide", "_baseline_ref"} <= names
+    assert SCRIPTS / "demo.py" in python_files(SCRIPTS)
+
+
+def test_no_function_over_60_lines_without_a_reason() -> None:
+    found = {
+        (path.relative_to(ROOT).as_posix(), f.name): f
+        for package in (ENGINE, ACTION, SCRIPTS)
+        for path in python_files(package)
+        for f in too_long(path.read_text())
+    }
+    offenders = [
+        f"{where}:{f.line} {name} is {f.length} lines"
+        for (where, name), f in sorted(found.items())
+        if (where, name) not in PENDING_LONG
+    ]
+    assert offenders == [], (
+        f"functions over {MAX_FUNCTION_LINES} lines: split them, or say why not in a"
+        f" '{LONG_MARK} <why>' comment right above the def or on the first line of its body:\n"
+        + "\n".join(offenders)
+    )
+    no_longer = sorted(PENDING_LONG - set(found))
+    assert no_longer == [], f"no longer too long, take them out of PENDING_LONG: {no_longer}"

@@ -17,11 +17,12 @@ from promptcanary.core.probes.helpers import (
     contains,
     fraction,
     json_error,
+    json_type_name,
     parse_json,
     parse_json_object,
     require_range,
 )
-from promptcanary.core.probes.json_path import JsonPathProbe, json_type_name
+from promptcanary.core.probes.json_path import JsonPathProbe
 
 __all__ = [
     "ExpectedKeywordsProbe",

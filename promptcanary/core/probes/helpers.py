@@ -1,4 +1,4 @@
-"""Small shared pieces for probes: fence stripping, JSON extraction, tool calls, bounded scores.
+"""Small shared pieces for probes: fence stripping, JSON extraction and types, tool calls, scores.
 
 Parsing is cached per content string, so several probes reading one response parse it once.
 Cached values are shared: probes must not mutate what these functions return.
@@ -59,6 +59,35 @@ def json_error(content: str) -> str:
     except (ValueError, RecursionError) as exc:
         return str(exc)
     return ""
+
+
+JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
+"""The JSON-schema type names a suite may use (``json_path``'s ``type``, ``arg_types``)."""
+
+
+def json_type_is(value: Any, type_name: str) -> bool:
+    """JSON-schema type test: a bool is neither an integer nor a number; ``2.0`` is an integer."""
+    if isinstance(value, bool):
+        return type_name == "boolean"
+    if type_name == "integer":
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if type_name == "number":
+        return isinstance(value, int | float)
+    kinds: dict[str, type | tuple[type, ...]] = {
+        "string": str,
+        "object": dict,
+        "array": (list, tuple),
+        "null": type(None),
+    }
+    return type_name in kinds and isinstance(value, kinds[type_name])
+
+
+def json_type_name(value: Any) -> str:
+    """The JSON-schema type name of a value (``"integer"`` for ``2.0``); else its Python type."""
+    for type_name in ("null", "boolean", "integer", "number", "string", "array", "object"):
+        if json_type_is(value, type_name):
+            return type_name
+    return type(value).__name__
 
 
 def parse_json_object(content: str) -> dict[str, Any] | None:

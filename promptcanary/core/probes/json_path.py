@@ -21,9 +21,12 @@ from jsonpath_ng.ext.filter import Expression
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeCategory, ProbeResult
 from promptcanary.core.probes.base import BaseProbe
 from promptcanary.core.probes.helpers import (
+    JSON_TYPES,
     extract_tool_calls,
     fraction,
     json_error,
+    json_type_is,
+    json_type_name,
     parse_json,
     require_choice,
     require_range,
@@ -38,7 +41,6 @@ from promptcanary.core.probes.user_regex import (
 __all__ = ["JSON_TYPES", "JsonPathProbe", "json_type_name"]
 
 CHECKS = ("exists", "equals", "matches", "type", "min", "max")
-JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 TARGETS = ("content", "tool_arguments")
 _MAX_FOUND = 5  # values copied into metadata per assertion
 _MAX_VALUE_CHARS = 200
@@ -137,29 +139,6 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _json_type_is(value: Any, type_name: str) -> bool:
-    """JSON-schema type test: bool is not a number; ``1.0`` is an integer, as in JSON Schema."""
-    if type_name == "integer":
-        return _is_number(value) and (isinstance(value, int) or float(value).is_integer())
-    if type_name == "number":
-        return _is_number(value)
-    kinds: dict[str, type | tuple[type, ...]] = {
-        "string": str,
-        "boolean": bool,
-        "object": dict,
-        "array": list,
-        "null": type(None),
-    }
-    return isinstance(value, kinds[type_name])
-
-
-def json_type_name(value: Any) -> str:
-    """The JSON-schema type name of a parsed JSON value (``"number"`` for any non-integer)."""
-    if _json_type_is(value, "integer"):
-        return "integer"
-    return next((t for t in JSON_TYPES if _json_type_is(value, t)), type(value).__name__)
-
-
 def _json_equal(a: Any, b: Any) -> bool:
     """Equality of JSON values: ``true`` ≠ ``1`` (Python says equal), ``1`` = ``1.0``."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -197,7 +176,7 @@ def _value_problem(assertion: _Assertion, value: Any) -> str:
     checks = assertion.checks
     if "equals" in checks and not _json_equal(value, checks["equals"]):
         return f"{_short(value)} does not equal {_short(checks['equals'])}"
-    if "type" in checks and not _json_type_is(value, checks["type"]):
+    if "type" in checks and not json_type_is(value, checks["type"]):
         return f"{_short(value)} is not of type {checks['type']}"
     if assertion.pattern is not None and not assertion.pattern.search(_as_text(value)):
         return f"{_short(value)} does not match /{assertion.pattern.pattern}/"

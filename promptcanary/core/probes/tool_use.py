@@ -14,9 +14,12 @@ from typing import Any
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeCategory, ProbeResult, ToolCall
 from promptcanary.core.probes.base import BaseProbe
 from promptcanary.core.probes.helpers import (
+    JSON_TYPES,
     content_tool_calls,
     extract_tool_calls,
     fraction,
+    json_type_is,
+    json_type_name,
     require_choice,
     shorten,
 )
@@ -24,7 +27,6 @@ from promptcanary.core.probes.helpers import (
 WRONG_TOOL_SCORE = 0.25
 """``tool_call_name``'s partial credit when a tool was called, but not the expected one."""
 
-JSON_TYPE_NAMES = ("string", "number", "integer", "boolean", "object", "array", "null")
 SCHEMA_KEYS = ("name", "required_args", "optional_args", "forbidden_args", "arg_types")
 PRESENCE_STRATEGIES = ("any", "native", "content")
 # PromptCanary 0.2.2's names: "auto" looked everywhere, "json" and "text" only in the content.
@@ -75,6 +77,30 @@ def _no_call(probe: BaseProbe, prompt: CanaryPrompt) -> ProbeResult:
         score=0.0,
         details="No tool call in the response (neither native nor in the content).",
         metadata={"source": "", "called_names": []},
+    )
+
+
+def _parsed_calls(
+    calls: Sequence[ToolCall],
+) -> tuple[list[tuple[int, ToolCall, dict[str, Any]]], list[str]]:
+    """The calls whose arguments are a JSON object, with their index; why each other one is not."""
+    parsed: list[tuple[int, ToolCall, dict[str, Any]]] = []
+    errors: list[str] = []
+    for index, call in enumerate(calls):
+        args, error = _arguments(call)
+        if args is None:
+            errors.append(f"call {index} ({call.name}): {error}")
+        else:
+            parsed.append((index, call, args))
+    return parsed, errors
+
+
+def _no_readable_call(
+    probe: BaseProbe, prompt: CanaryPrompt, errors: list[str], metadata: dict[str, Any]
+) -> ProbeResult:
+    """No call's arguments are a JSON object: failed, with why for each call."""
+    return probe._make_result(
+        prompt.id, passed=False, score=0.0, details="; ".join(errors), metadata=metadata
     )
 
 
@@ -258,22 +284,13 @@ class ToolCallArgsProbe(BaseProbe):
         if not calls:
             return _no_call(self, prompt)
         total = len(self.required_args) + len(self.forbidden_args)
-        best: tuple[int, ToolCall, dict[str, Any], list[str], list[str]] | None = None
-        errors: list[str] = []
-        for index, call in enumerate(calls):
-            args, error = _arguments(call)
-            if args is None:
-                errors.append(f"call {index} ({call.name}): {error}")
-                continue
-            missing, forbidden = self._violations(args)
-            if best is None or len(missing) + len(forbidden) < len(best[3]) + len(best[4]):
-                best = (index, call, args, missing, forbidden)
         metadata: dict[str, Any] = {"source": source, "called_names": _names(calls)}
-        if best is None:
-            return self._make_result(
-                prompt.id, passed=False, score=0.0, details="; ".join(errors), metadata=metadata
-            )
-        index, call, args, missing, forbidden = best
+        parsed, errors = _parsed_calls(calls)
+        if not parsed:
+            return _no_readable_call(self, prompt, errors, metadata)
+        scored = [(index, call, args, *self._violations(args)) for index, call, args in parsed]
+        # The call with the fewest violations (the first among equals).
+        index, call, args, missing, forbidden = min(scored, key=lambda s: len(s[3]) + len(s[4]))
         violations = len(missing) + len(forbidden)
         problems = [f"missing required: {', '.join(missing)}"] if missing else []
         problems += [f"forbidden present: {', '.join(forbidden)}"] if forbidden else []
@@ -295,31 +312,6 @@ class ToolCallArgsProbe(BaseProbe):
 
 
 # ── tool_call_schema ─────────────────────────────────────────────────────────
-
-
-def _matches_type(value: Any, type_name: str) -> bool:
-    """JSON-schema type test; a boolean is neither an integer nor a number."""
-    if isinstance(value, bool):
-        return type_name == "boolean"
-    if type_name == "string":
-        return isinstance(value, str)
-    if type_name == "integer":
-        # As in JSON Schema, 2.0 is an integer.
-        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-    if type_name == "number":
-        return isinstance(value, int | float)
-    if type_name == "object":
-        return isinstance(value, dict)
-    if type_name == "array":
-        return isinstance(value, list | tuple)
-    return type_name == "null" and value is None
-
-
-def _json_type_of(value: Any) -> str:
-    for type_name in ("null", "boolean", "integer", "number", "string", "array", "object"):
-        if _matches_type(value, type_name):
-            return type_name
-    return type(value).__name__
 
 
 def _validate_schema(schema: Any) -> dict[str, Any]:
@@ -350,11 +342,11 @@ def _validate_schema(schema: Any) -> dict[str, Any]:
     out["arg_types"] = {}
     for arg, spec in types.items():
         names = [spec] if isinstance(spec, str) else _string_list(f"schema arg_types.{arg}", spec)
-        bad = sorted(n for n in names if n not in JSON_TYPE_NAMES)
+        bad = sorted(n for n in names if n not in JSON_TYPES)
         if bad or not names:
             raise ValueError(
                 f"schema arg_types.{arg}: unknown type name(s) {', '.join(bad) or '(none)'}; "
-                f"allowed: {', '.join(JSON_TYPE_NAMES)}"
+                f"allowed: {', '.join(JSON_TYPES)}"
             )
         out["arg_types"][str(arg)] = names
     return out
@@ -428,10 +420,9 @@ class ToolCallSchemaProbe(BaseProbe):
             if arg not in args:
                 continue
             checks += 1
-            if not any(_matches_type(args[arg], t) for t in types):
-                failed.append(
-                    f"argument {arg!r} is {_json_type_of(args[arg])}, expected {' or '.join(types)}"
-                )
+            if not any(json_type_is(args[arg], t) for t in types):
+                found = json_type_name(args[arg])
+                failed.append(f"argument {arg!r} is {found}, expected {' or '.join(types)}")
         return checks, failed
 
     def evaluate(self, prompt: CanaryPrompt, response: LLMResponse) -> ProbeResult:
@@ -439,22 +430,15 @@ class ToolCallSchemaProbe(BaseProbe):
         if not calls:
             return _no_call(self, prompt)
         metadata: dict[str, Any] = {"source": source, "called_names": _names(calls)}
-        best: tuple[float, int, ToolCall, int, list[str]] | None = None
-        errors: list[str] = []
-        for index, call in enumerate(calls):
-            args, error = _arguments(call)
-            if args is None:
-                errors.append(f"call {index} ({call.name}): {error}")
-                continue
+        parsed, errors = _parsed_calls(calls)
+        if not parsed:
+            return _no_readable_call(self, prompt, errors, metadata)
+        scored = []
+        for index, call, args in parsed:
             checks, failed = self._failures(call, args)
-            score = fraction(checks - len(failed), checks)
-            if best is None or score > best[0]:
-                best = (score, index, call, checks, failed)
-        if best is None:
-            return self._make_result(
-                prompt.id, passed=False, score=0.0, details="; ".join(errors), metadata=metadata
-            )
-        score, index, call, checks, failed = best
+            scored.append((fraction(checks - len(failed), checks), index, call, checks, failed))
+        # The call with the most checks holding (the first among equals).
+        score, index, call, checks, failed = max(scored, key=lambda s: s[0])
         metadata.update(call_index=index, call_name=call.name, checks=checks, failed_checks=failed)
         details = f"Call {call.name!r}: " + (
             "; ".join(failed) if failed else f"all {checks} schema checks hold"

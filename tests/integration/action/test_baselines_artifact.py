@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from promptcanary_action.baselines.history import HISTORY_KEEP
 from promptcanary_action.github import GitHubClient
 from promptcanary_action.github_port import ArtifactInfo, GitHubPort
 from tests.fakes.github_port_fake import FakeGitHubPort
-from tests.fakes.github_server import FakeGitHubServer
+from tests.fakes.github_server import FakeGitHubServer, make_zip
 
 NAME = "promptcanary-baseline"
 MODEL = "openai/gpt-4o"
@@ -43,14 +41,6 @@ def snapshot(suite: str = "My Suite", note: str = "", model: str = MODEL) -> Bas
     return BaselineSnapshot(
         suite_name=suite, provider=provider, run_result=run, created_at=T0, note=note
     )
-
-
-def make_zip(files: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for name, text in files.items():
-            zf.writestr(name, text)
-    return buf.getvalue()
 
 
 class FakeArtifacts(FakeGitHubPort):

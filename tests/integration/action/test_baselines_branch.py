@@ -23,6 +23,7 @@ from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.baselines.base import BaselineStoreError
 from promptcanary_action.baselines.branch import BOT_EMAIL, BOT_NAME, BranchBackend
 from tests.fakes.git_fixtures import GitWorkspace, run_git
+from tests.fakes.sleeps import Sleeps
 
 BRANCH = "promptcanary-baselines"
 MODEL = "openai/gpt-4o"
@@ -44,14 +45,6 @@ def snapshot(suite: str = "My Suite", score: float = 0.5, model: str = MODEL) ->
         finished_at=T0 + timedelta(seconds=2),
     )
     return BaselineSnapshot(suite_name=suite, provider=provider, run_result=run, created_at=T0)
-
-
-class Sleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
 
 
 def backend(

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import socket
-import zipfile
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,7 +18,8 @@ from promptcanary_action.github import (
     GitHubRateLimitError,
 )
 from promptcanary_action.github_errors import ArtifactTooLargeError
-from tests.fakes.github_server import FakeGitHubServer
+from tests.fakes.github_server import FakeGitHubServer, make_zip
+from tests.fakes.sleeps import Sleeps
 
 REPO = "octo-org/octo-repo"
 TOKEN = "ghs_SECRET_token_value_123"
@@ -41,14 +40,6 @@ class Note:
     raw_details: str = ""
 
 
-class Sleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-
-
 def make_client(
     server: FakeGitHubServer,
     sleeps: Sleeps | None = None,
@@ -64,14 +55,6 @@ def make_client(
         per_page=per_page,
         max_retries=max_retries,
     )
-
-
-def make_zip(files: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for name, text in files.items():
-            zf.writestr(name, text)
-    return buf.getvalue()
 
 
 @pytest.fixture

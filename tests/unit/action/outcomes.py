@@ -1,8 +1,10 @@
-"""Runs and pair outcomes with known figures, for the action's unit tests."""
+"""Runs, pair outcomes and activities with known figures, for the action's unit tests."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 from promptcanary.core.models import (
     CanaryRunResult,
@@ -12,9 +14,55 @@ from promptcanary.core.models import (
     ProbeResult,
     ProviderConfig,
 )
+from promptcanary_action.activity import Activity
 from promptcanary_action.outcome import PairOutcome
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
+
+_PUSH = Activity(
+    compare=True,
+    comment=False,
+    check_run=True,
+    baseline_ref="main",
+    may_create_baseline=True,
+    promotion="if_clean",
+    issue_on_drift=False,
+    is_pull_request=False,
+)
+_PULL_REQUEST = replace(
+    _PUSH, comment=True, may_create_baseline=False, promotion="never", is_pull_request=True
+)
+
+
+def push_activity(**overrides: Any) -> Activity:
+    """A push to the default branch under update-baseline: auto (``overrides`` replace fields)."""
+    return replace(_PUSH, **overrides)
+
+
+def pr_activity(**overrides: Any) -> Activity:
+    """A pull request with a known number: compares with main, comments, never promotes."""
+    return replace(_PULL_REQUEST, **overrides)
+
+
+def drift_of(
+    run: CanaryRunResult,
+    comparisons: list[ProbeComparison],
+    *,
+    snapshot_id: str = "snap",
+    baseline_created_at: datetime = datetime(2024, 1, 1, tzinfo=UTC),
+    **fields: Any,
+) -> DriftReport:
+    """The drift report of ``run`` against a baseline snapshot (``fields``: the report's other
+    fields)."""
+    return DriftReport(
+        suite_name=run.suite_name,
+        provider=run.provider,
+        baseline_snapshot_id=snapshot_id,
+        baseline_created_at=baseline_created_at,
+        current_run_id=run.run_id,
+        comparisons=comparisons,
+        **fields,
+    )
 
 
 def run_result(*, errors: int = 0, failed: int = 0, passed: int = 1) -> CanaryRunResult:
@@ -53,12 +101,5 @@ def drifted_pair(drop: float, *, n: int = 10, failed: int = 0, errors: int = 0) 
     ]
     # A regressed result is also a failed probe of the run, as in a real run.
     run = run_result(errors=errors, failed=failed + (1 if drop > 0 else 0))
-    drift = DriftReport(
-        suite_name="demo",
-        provider=run.provider,
-        baseline_snapshot_id="s",
-        baseline_created_at=NOW,
-        current_run_id=run.run_id,
-        comparisons=comparisons,
-    )
+    drift = drift_of(run, comparisons, snapshot_id="s", baseline_created_at=NOW)
     return PairOutcome(suite_name="demo", suite_file="c.yaml", model="m", run=run, drift=drift)

@@ -11,11 +11,11 @@ from promptcanary.core.models import CanaryPrompt, CanaryRunResult, LLMResponse
 from promptcanary.core.shard import Shard
 from promptcanary.core.suite import CanarySuite
 from promptcanary.providers.base import BaseLLMProvider, ProviderConfig
-from promptcanary_action.activity import Activity
 from promptcanary_action.errors import UsageError
 from promptcanary_action.legs import judge_legs, leg_activity, read_legs
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.pipeline import LoadedSuite
+from tests.unit.action.outcomes import push_activity
 
 SUITE = """\
 name: legs
@@ -105,16 +105,7 @@ def test_a_leg_of_another_suite_version_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_leg_activity_publishes_nothing_and_says_so() -> None:
-    normal = Activity(
-        compare=True,
-        comment=True,
-        check_run=True,
-        baseline_ref="main",
-        may_create_baseline=True,
-        promotion="if_clean",
-        issue_on_drift=True,
-        is_pull_request=False,
-    )
+    normal = push_activity(comment=True, issue_on_drift=True)
     leg = leg_activity(normal, Shard(2, 4))
     assert (leg.compare, leg.baseline_ref) == (True, "main")
     assert not (leg.comment or leg.check_run or leg.issue_on_drift or leg.may_create_baseline)

@@ -33,7 +33,7 @@ from promptcanary_action.pipeline import (
 from promptcanary_action.render import comment_marker, render_comment, render_summary
 from promptcanary_action.settings import Settings
 from tests.fakes.provider_fake import FakeProvider, FakeProviderFactory
-from tests.unit.action.outcomes import run_result
+from tests.unit.action.outcomes import pr_activity, push_activity, run_result
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -100,22 +100,7 @@ class DictBackend:
         return []
 
 
-def activity(**overrides: Any) -> Activity:
-    """A push to the default branch under update-baseline: auto."""
-    fields: dict[str, Any] = {
-        "compare": True,
-        "comment": False,
-        "check_run": True,
-        "baseline_ref": "main",
-        "may_create_baseline": True,
-        "promotion": "if_clean",
-        "issue_on_drift": False,
-        "is_pull_request": False,
-    }
-    return Activity(**{**fields, **overrides})
-
-
-PR = activity(comment=True, may_create_baseline=False, promotion="never", is_pull_request=True)
+PR = pr_activity()
 
 # One answer per prompt unless a test asks for more: these tests are about the pipeline.
 SETTINGS = dataclasses.replace(Settings(), max_retries=0, concurrency=2, samples=1)
@@ -141,7 +126,7 @@ def pair_run(
             suite or loaded(),
             ModelSpec(model=model),
             settings=settings,
-            activity=act or activity(),
+            activity=act or push_activity(),
             sha="abc123",
             ref="main",
             provider_factory=Factory(answers),
@@ -337,7 +322,7 @@ def test_errored_responses_block_promotion_with_a_note() -> None:
 def test_always_promotes_even_with_regressions() -> None:
     backend = DictBackend()
     seed_baseline(backend)
-    pair = pair_run(backend, act=activity(promotion="always"), answers={"p1": "x", "p2": "y"})
+    pair = pair_run(backend, act=push_activity(promotion="always"), answers={"p1": "x", "p2": "y"})
     assert pair.regression_count == 3
     assert pair.baseline_status is BaselineStatus.UPDATED
     assert backend.saves[0][3] == 3  # the regression count reaches the history line
@@ -350,7 +335,7 @@ def test_always_never_promotes_an_untrustworthy_run(with_baseline: bool) -> None
     backend = DictBackend()
     old = seed_baseline(backend) if with_baseline else None
     broken = {**GOOD, "p2": ProviderError("server error", status_code=500)}
-    pair = pair_run(backend, act=activity(promotion="always"), answers=broken)
+    pair = pair_run(backend, act=push_activity(promotion="always"), answers=broken)
     assert pair.run.error_rate == 0.5
     assert backend.saves == []
     assert backend.baselines.get(("demo", "model-a")) is old
@@ -437,7 +422,7 @@ def test_no_compare_reads_and_writes_nothing() -> None:
     backend = DictBackend()
     seed_baseline(backend)
     pair = pair_run(
-        backend, act=activity(compare=False, promotion="never", may_create_baseline=False)
+        backend, act=push_activity(compare=False, promotion="never", may_create_baseline=False)
     )
     assert backend.loads == [] and backend.saves == []
     assert pair.drift is None

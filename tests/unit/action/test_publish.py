@@ -5,15 +5,12 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from promptcanary.core.models import (
     CanaryRunResult,
-    DriftReport,
     LLMResponse,
     ProbeComparison,
     ProbeResult,
@@ -41,6 +38,7 @@ from promptcanary_action.report_dir import STEP_FILE, write_reports
 from promptcanary_action.settings import Settings
 from promptcanary_action.workflow import Workflow
 from tests.fakes.github_port_fake import FakeGitHubPort
+from tests.unit.action.outcomes import drift_of, pr_activity
 
 HEAD = "a" * 40
 MARKER = comment_marker("default")
@@ -66,13 +64,9 @@ def make_pair(model: str, *, regressed: bool, with_drift: bool = True) -> PairOu
             )
         ],
     )
-    drift = DriftReport(
-        suite_name="demo",
-        provider=provider,
-        baseline_snapshot_id="snap",
-        baseline_created_at=datetime(2024, 1, 1, tzinfo=UTC),
-        current_run_id=run.run_id,
-        comparisons=[
+    drift = drift_of(
+        run,
+        [
             ProbeComparison(
                 probe_id="json_validity",
                 prompt_id="p1",
@@ -110,20 +104,6 @@ def make_outcome(
     )
 
 
-def activity(**overrides: Any) -> Activity:
-    fields: dict[str, Any] = {
-        "compare": True,
-        "comment": True,
-        "check_run": True,
-        "baseline_ref": "main",
-        "may_create_baseline": False,
-        "promotion": "never",
-        "issue_on_drift": False,
-        "is_pull_request": True,
-    }
-    return Activity(**{**fields, **overrides})
-
-
 PR_CTX = EventContext(event_name="pull_request", sha="m" * 40, head_sha=HEAD, pr_number=5)
 FORK_CTX = replace(PR_CTX, is_fork=True)
 PUSH_CTX = EventContext(
@@ -153,7 +133,7 @@ def run_publish(
     publish(
         outcome,
         settings=settings or Settings(),
-        activity=act or activity(),
+        activity=act or pr_activity(),
         ctx=ctx,
         github=_port(github) if github is not None else None,
         workflow=wf,
@@ -184,7 +164,9 @@ def test_comment_is_posted_on_the_pr_in_the_configured_mode(mode: str, expected:
 
 def test_no_comment_when_the_activity_says_so_or_there_is_no_pr() -> None:
     github = FakeGitHubPort()
-    run_publish(github, make_outcome(make_pair("m", regressed=False)), act=activity(comment=False))
+    run_publish(
+        github, make_outcome(make_pair("m", regressed=False)), act=pr_activity(comment=False)
+    )
     run_publish(
         github,
         make_outcome(make_pair("m", regressed=False)),
@@ -200,10 +182,12 @@ def test_start_check_run_on_the_head_commit() -> None:
     github = FakeGitHubPort()
     wf, _ = workflow()
     settings = replace(Settings(), check_name="Canary")
-    assert start_check_run(settings, activity(), PR_CTX, _port(github), wf) == 77
+    assert start_check_run(settings, pr_activity(), PR_CTX, _port(github), wf) == 77
     assert github.named("create_check_run") == [{"name": "Canary", "head_sha": HEAD}]
-    assert start_check_run(settings, activity(check_run=False), PR_CTX, _port(github), wf) is None
-    assert start_check_run(settings, activity(), PR_CTX, None, wf) is None
+    assert (
+        start_check_run(settings, pr_activity(check_run=False), PR_CTX, _port(github), wf) is None
+    )
+    assert start_check_run(settings, pr_activity(), PR_CTX, None, wf) is None
     assert len(github.named("create_check_run")) == 1
 
 
@@ -212,7 +196,7 @@ def test_start_check_run_permission_error_is_a_warning() -> None:
         fail={"create_check_run": GitHubPermissionError("create a check run", "checks: write")}
     )
     wf, out = workflow()
-    assert start_check_run(Settings(), activity(), PR_CTX, _port(github), wf) is None
+    assert start_check_run(Settings(), pr_activity(), PR_CTX, _port(github), wf) is None
     (warning,) = warnings_in(out)
     assert "checks: write" in warning
 
@@ -274,7 +258,7 @@ def test_issues_opened_for_drifted_pairs_and_closed_for_clean_ones() -> None:
     run_publish(
         github,
         make_outcome(drifted, clean, never_compared, pr=None),
-        act=activity(comment=False, issue_on_drift=True, is_pull_request=False),
+        act=pr_activity(comment=False, issue_on_drift=True, is_pull_request=False),
         ctx=PUSH_CTX,
     )
     (opened,) = github.named("upsert_drift_issue")
@@ -306,7 +290,7 @@ def test_closing_comment_escapes_suite_name_and_model() -> None:
     run_publish(
         github,
         make_outcome(clean, pr=None),
-        act=activity(comment=False, issue_on_drift=True, is_pull_request=False),
+        act=pr_activity(comment=False, issue_on_drift=True, is_pull_request=False),
         ctx=PUSH_CTX,
     )
     (closed,) = github.named("close_drift_issue")
@@ -339,7 +323,7 @@ def all_failing() -> dict[str, GitHubError]:
 def test_every_github_error_is_a_warning_naming_the_permission() -> None:
     github = FakeGitHubPort(fail=all_failing())
     outcome = make_outcome(make_pair("a", regressed=True), make_pair("b", regressed=False))
-    wf, out = run_publish(github, outcome, act=activity(issue_on_drift=True))
+    wf, out = run_publish(github, outcome, act=pr_activity(issue_on_drift=True))
     warnings = warnings_in(out)
     assert len(warnings) == 4
     assert "pull-requests: write" in warnings[0]
@@ -382,7 +366,7 @@ def test_fork_note_for_a_permission_github_gives_no_hint_for() -> None:
 
 def test_without_github_one_warning_and_no_call() -> None:
     _, out = run_publish(
-        None, make_outcome(make_pair("a", regressed=True)), act=activity(issue_on_drift=True)
+        None, make_outcome(make_pair("a", regressed=True)), act=pr_activity(issue_on_drift=True)
     )
     (warning,) = warnings_in(out)
     assert "No GitHub token" in warning

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 
 import pytest
 
 from promptcanary.core.models import (
     AdaptiveSampling,
     CanaryRunResult,
-    DriftReport,
     ErroredResult,
     LLMResponse,
     ProbeComparison,
@@ -26,6 +24,7 @@ from promptcanary_action.render import (
     render_issue,
     render_summary,
 )
+from tests.unit.action.outcomes import drift_of
 
 HOSTILE = (
     "::error::pwned\n@octocat and @org/team see #1 and GH-2 and owner/repo#3\n"
@@ -126,13 +125,10 @@ def make_pair(
         provider=provider,
         llm_responses=[response(p, baseline_text) for p in prompt_ids],
     )
-    drift = DriftReport(
-        suite_name="demo",
-        provider=provider,
-        baseline_snapshot_id="snap-1",
-        baseline_created_at=datetime(2024, 1, 1, tzinfo=UTC),
-        current_run_id=run.run_id,
-        comparisons=comparisons,
+    drift = drift_of(
+        run,
+        comparisons,
+        snapshot_id="snap-1",
         new_prompts=new_prompts or [],
         removed_prompts=removed_prompts or [],
         new_probes=[ResultRef(prompt_id="p-new-probe", probe_key="refusal")] if new_prompts else [],

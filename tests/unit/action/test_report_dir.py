@@ -15,12 +15,9 @@ from promptcanary.core.comparator import compare
 from promptcanary.core.config import suite_from_text
 from promptcanary.core.models import (
     BaselineSnapshot,
-    CanaryPrompt,
     CanaryRunResult,
-    LLMResponse,
     ProviderConfig,
 )
-from promptcanary.providers.base import BaseLLMProvider
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
 from promptcanary_action.report_dir import (
     STEP_FILE,
@@ -30,6 +27,7 @@ from promptcanary_action.report_dir import (
     write_reports,
 )
 from promptcanary_action.workflow import Workflow
+from tests.fakes.provider_fake import FakeProvider
 
 ROOT = Path(__file__).resolve().parents[3]
 SECRET = "sk-live-do-not-leak-123"
@@ -47,27 +45,15 @@ prompts:
 )
 
 
-class Provider(BaseLLMProvider):
-    def __init__(self, model: str, answers: dict[str, str]) -> None:
-        # A credential among the call parameters, as a suite's model entry may carry one.
-        super().__init__(
-            ProviderConfig(
-                model_id=model,
-                extra_params={"api_key": SECRET, "extra_headers": {"Authorization": SECRET}},
-            )
-        )
-        self.answers = answers
-
-    def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:
-        return LLMResponse(
-            prompt_id=prompt.id,
-            provider_model_id=self.config.model_id,
-            content=self.answers[prompt.id],
-        )
-
-
 def real_run(model: str, answers: dict[str, str]) -> CanaryRunResult:
-    return SUITE.run(Provider(model, answers), show_progress=False, samples=1)
+    return SUITE.run(
+        # A credential among the call parameters, as a suite's model entry may carry one.
+        FakeProvider(
+            model, answers, {"api_key": SECRET, "extra_headers": {"Authorization": SECRET}}
+        ),
+        show_progress=False,
+        samples=1,
+    )
 
 
 def pair(
@@ -81,10 +67,7 @@ def pair(
     drift = base_run = None
     if baseline is not None:
         base_run = real_run(model, baseline)
-        snap = BaselineSnapshot(
-            suite_name=SUITE.name, provider=base_run.provider, run_result=base_run
-        )
-        drift = compare(snap, run)
+        drift = compare(BaselineSnapshot.of_run(base_run), run)
     return PairOutcome(
         suite_name=SUITE.name,
         suite_file="canary.yaml",

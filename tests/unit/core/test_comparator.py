@@ -52,7 +52,7 @@ def make_run(
 
 def make_baseline(rows: Rows, **kwargs: object) -> BaselineSnapshot:
     run = make_run(rows, **kwargs)  # type: ignore[arg-type]
-    return BaselineSnapshot(suite_name=run.suite_name, provider=run.provider, run_result=run)
+    return BaselineSnapshot.of_run(run)
 
 
 def one(score: float, passed: bool) -> list[Sample]:

@@ -22,6 +22,7 @@ from promptcanary.core.config import (
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeResult, default_prompt_id
 from promptcanary.core.probes import BaseProbe, get_probe_registry
 from promptcanary.core.suite import CanarySuite, ModelSpec, RunDefaults
+from tests.suite_texts import SPEC_YAML, yaml_bomb
 
 
 class _RangeProbe(BaseProbe):
@@ -53,20 +54,8 @@ def load_error(tmp_path: Path, text: str) -> SuiteConfigError:
     return info.value
 
 
-SPEC_EXAMPLE = """
-name: my-suite
-description: Tests production agent behaviour.
-probes:
-  - type: json_validity
-  - type: step_by_step
-    expect_steps: false
-  - type: keyword_presence
-    required_keywords: ["Paris"]
-prompts:
-  - text: "What is the capital of France?"
-    expected_keywords: ["Paris"]
-    description: "Basic geography canary"
-"""
+# A leading blank line: the line numbers asserted below count it.
+SPEC_EXAMPLE = "\n" + SPEC_YAML
 
 FULL = """
 name: support-bot
@@ -495,14 +484,7 @@ def test_syntax_error_position(tmp_path: Path) -> None:
 
 
 def test_billion_laughs_fails_fast(tmp_path: Path) -> None:
-    lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
-    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
-    lines += [
-        "name: bomb",
-        "prompts: [{text: hi, metadata: {x: *a9}}]",
-        "probes: [{type: json_validity}]",
-    ]
-    path = write(tmp_path, "\n".join(lines) + "\n")
+    path = write(tmp_path, yaml_bomb(9))
 
     started = time.monotonic()
     with pytest.raises(SuiteConfigError) as info:

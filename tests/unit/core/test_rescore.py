@@ -74,9 +74,7 @@ def run(s: CanarySuite, samples: int = 1) -> CanaryRunResult:
 
 
 def baseline_of(result: CanaryRunResult) -> BaselineSnapshot:
-    return BaselineSnapshot(
-        suite_name=result.suite_name, provider=result.provider, run_result=result
-    )
+    return BaselineSnapshot.of_run(result)
 
 
 def test_needs_rescore_follows_the_probe_configuration() -> None:

@@ -28,6 +28,7 @@ from promptcanary.core.runner import (
 from promptcanary.core.suite import CanarySuite, RunOptions
 from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError, ProviderError
 from promptcanary.providers.replay import ReplayProvider
+from tests.fakes.sleeps import AsyncSleeps
 
 Answer = Callable[[CanaryPrompt, int, int], Awaitable[str] | str]
 
@@ -94,16 +95,6 @@ class FakeProvider(BaseLLMProvider):
         self.calls.closed += 1
 
 
-class Sleeps:
-    """An injectable ``sleep`` that records the requested delays instead of sleeping."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
-
-
 def make_suite(n: int = 3, *, keyword: str = "answer") -> CanarySuite:
     prompts = [CanaryPrompt(id=f"p{i}", text=f"question {i}") for i in range(n)]
     return CanarySuite("runner-test", prompts, [KeywordPresenceProbe(required_keywords=[keyword])])
@@ -113,7 +104,7 @@ def run(
     suite: CanarySuite,
     provider: BaseLLMProvider,
     *,
-    sleep: Sleeps | None = None,
+    sleep: AsyncSleeps | None = None,
     rng: random.Random | None = None,
     **options: Any,
 ) -> Any:
@@ -124,7 +115,7 @@ def run(
             suite,
             provider,
             RunOptions(**options),
-            sleep=sleep or Sleeps(),
+            sleep=sleep or AsyncSleeps(),
             rng=rng or random.Random(0),
         )
     )
@@ -169,7 +160,7 @@ def test_transient_error_is_retried_and_retry_after_is_honoured() -> None:
             raise http_error(429, retry_after=7)
         return "answer ok"
 
-    sleeps = Sleeps()
+    sleeps = AsyncSleeps()
     result = run(make_suite(3), FakeProvider(answer), sleep=sleeps, max_retries=3)
 
     p1 = result.responses_for("p1")[0]
@@ -199,7 +190,7 @@ def test_non_transient_error_is_not_retried() -> None:
         return "answer"
 
     provider = FakeProvider(answer)
-    sleeps = Sleeps()
+    sleeps = AsyncSleeps()
     result = run(make_suite(2), provider, sleep=sleeps, max_retries=3)
 
     assert provider.calls.attempts[("p0", 0)] == 1
@@ -408,7 +399,7 @@ def test_progress_reports_counts_but_never_model_text() -> None:
             make_suite(5),
             provider,
             RunOptions(show_progress=True, samples=1),
-            sleep=Sleeps(),
+            sleep=AsyncSleeps(),
             progress_stream=stream,
         )
     )
@@ -452,7 +443,7 @@ def test_a_provider_with_only_complete_works_and_its_exceptions_are_errored() ->
 def test_a_later_round_runs_further_samples_for_a_subset_of_prompts() -> None:
     provider = FakeProvider(config=ProviderConfig(model_id="fake/model", seed=10))
     suite = make_suite(3)
-    session = RunSession(suite, provider, RunOptions(), sleep=Sleeps(), rng=random.Random(0))
+    session = RunSession(suite, provider, RunOptions(), sleep=AsyncSleeps(), rng=random.Random(0))
     progress = RunProgress(0, enabled=False)
 
     async def two_rounds() -> list[LLMResponse]:
