@@ -26,6 +26,7 @@ from promptcanary.core.models import (
     CanaryPrompt,
     CanaryRunResult,
     LLMResponse,
+    ProbeResult,
     Provenance,
     ProviderConfig,
 )
@@ -235,21 +236,10 @@ async def run_suite(
     # A matrix leg answers its shard only; the run still records the whole suite's hashes.
     prompts = options.shard.select(suite.prompts) if options.shard else suite.prompts
     started_at = datetime.now(UTC)
-    record: AdaptiveSampling | None = None
     try:
-        if options.adaptive:
-            # Imported here: the stage loop builds this module's Jobs.
-            from promptcanary.core.adaptive_run import answer_adaptive
-
-            entries = entries_of(baseline, options.baseline_pool) if baseline is not None else []
-            answers = await answer_adaptive(
-                session, suite, options.policy(), entries, prompts=prompts,
-                stream=progress_stream, show_progress=options.show_progress, stop=stop,
-            )  # fmt: skip
-            responses, results, record = answers.responses, answers.results, answers.record
-        else:
-            responses = await _answer_fixed(session, prompts, options, progress_stream, stop)
-            results = score_responses(suite, responses)  # the whole text
+        responses, results, record = await _answer(
+            session, suite, prompts, options, baseline, progress_stream, stop
+        )
     finally:
         await session.aclose()
     finished_at = datetime.now(UTC)
@@ -268,6 +258,30 @@ async def run_suite(
         provenance=provenance(suite, options, record, responses),
         incomplete=STOPPED_ERROR if stop is not None and stop.is_set() else None,
     )
+
+
+async def _answer(
+    session: RunSession,
+    suite: CanarySuite,
+    prompts: Sequence[CanaryPrompt],
+    options: RunOptions,
+    baseline: Baseline | None,
+    stream: TextIO | None,
+    stop: asyncio.Event | None,
+) -> tuple[list[LLMResponse], list[ProbeResult], AdaptiveSampling | None]:
+    """The answers and their scores: in stages (``samples: auto``) or a fixed number each."""
+    if not options.adaptive:
+        responses = await _answer_fixed(session, prompts, options, stream, stop)
+        return responses, score_responses(suite, responses), None  # scores the whole text
+    # Imported here: the stage loop builds this module's Jobs.
+    from promptcanary.core.adaptive_run import answer_adaptive
+
+    entries = entries_of(baseline, options.baseline_pool) if baseline is not None else []
+    answers = await answer_adaptive(
+        session, suite, options.policy(), entries, prompts=prompts,
+        stream=stream, show_progress=options.show_progress, stop=stop,
+    )  # fmt: skip
+    return answers.responses, answers.results, answers.record
 
 
 async def _answer_fixed(
