@@ -229,6 +229,17 @@ def test_ci_run_is_executable_and_runs_make_test() -> None:
     assert "make test" in script.read_text(encoding="utf-8")
 
 
+def test_ci_run_runs_the_later_layers_in_order_without_make_tests_report() -> None:
+    """After make test: the soak test, the image, and last the real-model layer (README,
+    "Testing"), each with PYTEST_ADDOPTS cleared so that none overwrites make test's report."""
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    commands = [line for line in script.splitlines() if line and not line.startswith("#")]
+    layers = ["soak", "container-test", "test-real-model"]
+    where = [commands.index(f'PYTEST_ADDOPTS="" make {layer}') for layer in layers]
+    assert where == sorted(where), commands
+    assert commands.index("make test || status=$?") < where[0]
+
+
 def test_makefile_disables_the_litellm_cost_map_download() -> None:
     assert "export LITELLM_LOCAL_MODEL_COST_MAP := True" in (ROOT / "Makefile").read_text()
 
