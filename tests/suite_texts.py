@@ -26,3 +26,23 @@ def yaml_bomb(levels: int) -> str:
         "probes: [{type: json_validity}]",
     ]
     return "\n".join(lines) + "\n"
+
+
+#: The answer :func:`ping_suite` is replayed from (``recording.jsonl`` in the workspace).
+PING_RECORDING = {"prompt_id": "ping", "sample": 0, "content": "pong", "finish_reason": "stop"}
+
+
+def ping_suite(name: str) -> str:
+    """A one-prompt suite answered from ``recording.jsonl`` (:data:`PING_RECORDING`): no model
+    server, no LiteLLM."""
+    return (
+        f"name: {name}\n"
+        "models:\n"
+        "  - replay:recording.jsonl\n"
+        "prompts:\n"
+        "  - id: ping\n"
+        "    text: Say pong\n"
+        "    probes:\n"
+        "      - type: keyword_presence\n"
+        "        required_keywords: [pong]\n"
+    )

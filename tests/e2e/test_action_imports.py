@@ -8,22 +8,15 @@ from __future__ import annotations
 import functools
 import json
 
+import pytest
+
 from tests.e2e.conftest import ActionHarness
 from tests.e2e.runner import run_action
+from tests.suite_texts import PING_RECORDING, ping_suite
+
+pytestmark = pytest.mark.e2e
 
 SCHEDULE = {"schedule": "0 6 * * *", "repository": {"full_name": "octo-org/octo-repo"}}
-RECORDING = {"prompt_id": "ping", "sample": 0, "content": "pong", "finish_reason": "stop"}
-SUITE = """\
-name: imports
-models:
-  - replay:recording.jsonl
-prompts:
-  - id: ping
-    text: Say pong
-    probes:
-      - type: keyword_presence
-        required_keywords: [pong]
-"""
 
 
 def _imported(stderr: str) -> set[str]:
@@ -38,8 +31,8 @@ def _imported(stderr: str) -> set[str]:
 def test_a_replay_step_that_posts_nothing_imports_neither_litellm_nor_pygithub(
     harness: ActionHarness,
 ) -> None:
-    harness.write("canary.yaml", SUITE)
-    harness.write("recording.jsonl", json.dumps(RECORDING) + "\n")
+    harness.write("canary.yaml", ping_suite("imports"))
+    harness.write("recording.jsonl", json.dumps(PING_RECORDING) + "\n")
     harness.runner = functools.partial(run_action, fresh=True)
 
     # A token and a repository are set (as always on a runner), but a scheduled run with no

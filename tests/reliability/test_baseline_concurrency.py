@@ -16,27 +16,12 @@ import pytest
 from tests.e2e.runner import ActionResult, run_action
 from tests.fakes.git_fixtures import GitWorkspace, run_git
 from tests.fakes.github_server import FakeGitHubServer
+from tests.suite_texts import PING_RECORDING, ping_suite
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 JOBS = 8
 DATA_BRANCH = "promptcanary-baselines"
-
-RECORDING = {"prompt_id": "ping", "sample": 0, "content": "pong", "finish_reason": "stop"}
-
-
-def _suite(n: int) -> str:
-    return (
-        f"name: concurrent-{n}\n"
-        "models:\n"
-        "  - replay:recording.jsonl\n"
-        "prompts:\n"
-        "  - id: ping\n"
-        "    text: Say pong\n"
-        "    probes:\n"
-        "      - type: keyword_presence\n"
-        "        required_keywords: [pong]\n"
-    )
 
 
 def _clone(git_workspace: GitWorkspace, tmp_path: Path, n: int) -> Path:
@@ -49,8 +34,8 @@ def _clone(git_workspace: GitWorkspace, tmp_path: Path, n: int) -> Path:
         cwd=tmp_path,
         env=git_workspace.env,
     )
-    (clone / "canary.yaml").write_text(_suite(n), encoding="utf-8")
-    (clone / "recording.jsonl").write_text(json.dumps(RECORDING) + "\n", encoding="utf-8")
+    (clone / "canary.yaml").write_text(ping_suite(f"concurrent-{n}"), encoding="utf-8")
+    (clone / "recording.jsonl").write_text(json.dumps(PING_RECORDING) + "\n", encoding="utf-8")
     return clone
 
 

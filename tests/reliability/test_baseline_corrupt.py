@@ -17,20 +17,11 @@ import pytest
 from tests.e2e.runner import ActionResult
 from tests.fakes.git_fixtures import GitWorkspace, run_git
 from tests.reliability.conftest import ActionHarness, run_json
+from tests.suite_texts import ping_suite
 
 pytestmark = pytest.mark.e2e
 
-SUITE = """\
-name: corrupt
-models:
-  - replay:recording.jsonl
-prompts:
-  - id: ping
-    text: Say pong
-    probes:
-      - type: keyword_presence
-        required_keywords: [pong]
-"""
+SUITE = ping_suite("corrupt")
 RECORDING = json.dumps({"prompt_id": "ping", "content": "pong", "model": "openai/fake"}) + "\n"
 BASELINE = Path(".promptcanary/baselines/corrupt/openai-fake/baseline.json")
 UNREADABLE = "PromptCanary: unreadable baseline"
