@@ -123,30 +123,27 @@ def action(environ: Mapping[str, str], effects: Effects) -> int:
     Our own errors become an error annotation and exit 2 (or 3 for missing credentials) here;
     anything else is a bug and propagates.
     """
-    workflow = effects.workflow
     try:
         return _step(Settings.from_environ(environ), effects)
-    except (
-        InputError,
-        SuiteConfigError,
-        ProbeModuleError,
-        UsageError,
-        publish.PostCommentError,
-    ) as exc:
-        workflow.error(str(exc), title="PromptCanary: configuration error")
-        return ExitCode.USAGE
-    except ReportWriteError as exc:
-        workflow.error(str(exc), title="PromptCanary: cannot write the report folder")
-        return ExitCode.USAGE
-    except ReplayFileError as exc:
-        workflow.error(str(exc), title="PromptCanary: unreadable recording")
-        return ExitCode.USAGE
-    except BaselineFileError as exc:
-        workflow.error(str(exc), title="PromptCanary: unreadable baseline")
-        return ExitCode.USAGE
-    except MissingCredentialsError as exc:
-        workflow.error(str(exc), title="PromptCanary: missing credentials")
-        return ExitCode.UNTRUSTWORTHY
+    except _OUR_ERRORS as exc:
+        title, code = next((t, c) for kinds, t, c in _ERROR_TITLES if isinstance(exc, kinds))
+        effects.workflow.error(str(exc), title=f"PromptCanary: {title}")
+        return code
+
+
+#: Our own errors: the annotation's title and the exit code of each kind.
+_ERROR_TITLES: tuple[tuple[tuple[type[Exception], ...], str, ExitCode], ...] = (
+    (
+        (InputError, SuiteConfigError, ProbeModuleError, UsageError, publish.PostCommentError),
+        "configuration error",
+        ExitCode.USAGE,
+    ),
+    ((ReportWriteError,), "cannot write the report folder", ExitCode.USAGE),
+    ((ReplayFileError,), "unreadable recording", ExitCode.USAGE),
+    ((BaselineFileError,), "unreadable baseline", ExitCode.USAGE),
+    ((MissingCredentialsError,), "missing credentials", ExitCode.UNTRUSTWORTHY),
+)
+_OUR_ERRORS = tuple(kind for kinds, _, _ in _ERROR_TITLES for kind in kinds)
 
 
 def _step(settings: Settings, effects: Effects) -> int:
@@ -263,9 +260,7 @@ def _run_and_report(
     return outcome.exit_code
 
 
-def _judge(
-    step: _Step, backend: Backend, approval: Approval | None, effects: Effects
-) -> Judge:
+def _judge(step: _Step, backend: Backend, approval: Approval | None, effects: Effects) -> Judge:
     """``mode: merge``: a merged run judged exactly as this step judges a run of its own."""
 
     def judge(loaded: LoadedSuite, model_id: str, run: CanaryRunResult) -> PairOutcome:

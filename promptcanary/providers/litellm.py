@@ -172,9 +172,10 @@ def cost_usd(model_id: str, prompt_tokens: int, completion_tokens: int) -> float
     LiteLLM prices some unknown models at 0 by provider (every ``ollama/…``), which would be a
     guess. Deterministic, so cached.
     """
-    bundled = _bundled_cost_map()
-    if bundled is not None and not _in_cost_map(model_id, bundled):
-        return None  # known without importing LiteLLM (a merge job or report makes no request)
+    if "litellm" not in sys.modules:  # a merge job or report that made no request
+        bundled = _bundled_cost_map()
+        if bundled is not None and not _in_cost_map(model_id, bundled):
+            return None  # known without importing LiteLLM
     litellm = import_litellm()
     if not _in_cost_map(model_id, litellm.model_cost):
         return None

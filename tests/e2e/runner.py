@@ -420,45 +420,13 @@ def run_action(
     timeout: float = 120,
     apply_action_defaults: bool = True,
     fresh: bool | None = None,
+    signal: tuple[Callable[[], bool], int] | None = None,
 ) -> ActionResult:
     """Run ``entrypoint.py`` in ``workspace`` like the runner runs the Docker action.
 
     ``fresh=True`` starts a new interpreter; by default the step is forked from a warm one
-    (:mod:`tests.e2e.launch` says what that changes)."""
-    return signal_action(
-        tmp_path,
-        when=None,
-        signum=0,
-        inputs=inputs,
-        event_name=event_name,
-        event=event,
-        workspace=workspace,
-        env=env,
-        github_api_url=github_api_url,
-        timeout=timeout,
-        apply_action_defaults=apply_action_defaults,
-        fresh=fresh,
-    )
-
-
-def signal_action(
-    tmp_path: Path,
-    *,
-    when: Callable[[], bool] | None,
-    signum: int,
-    inputs: dict[str, str],
-    event_name: str,
-    event: dict[str, Any],
-    workspace: Path,
-    env: Mapping[str, str | None] | None = None,
-    github_api_url: str | None = None,
-    timeout: float = 120,
-    apply_action_defaults: bool = True,
-    fresh: bool | None = None,
-) -> ActionResult:
-    """Like :func:`run_action`, but send ``signum`` to the step once ``when()`` is true (as the
-    runner signals a cancelled job's container), then wait for it to exit. With ``when=None``
-    no signal is sent."""
+    (:mod:`tests.e2e.launch` says what that changes). ``signal=(when, signum)`` sends
+    ``signum`` to the step once ``when()`` is true, as the runner signals a cancelled job."""
     if not ENTRYPOINT.is_file():
         raise FileNotFoundError(f"{ENTRYPOINT} does not exist: nothing to run end to end")
     full_env = build_env(
@@ -475,7 +443,8 @@ def signal_action(
     stdout_path, stderr_path = files / "stdout", files / "stderr"
     step = launch.start(full_env, workspace, stdout_path, stderr_path, fresh=fresh)
     try:
-        if when is not None:
+        if signal is not None:
+            when, signum = signal
             while step.poll() is None and not when():
                 time.sleep(0.05)
             step.send_signal(signum)
@@ -486,6 +455,14 @@ def signal_action(
             f"entrypoint.py ran longer than {timeout}s; it printed:\n{printed}"
         ) from None
     return _result(returncode, _read(stdout_path), _read(stderr_path), full_env, workspace)
+
+
+def signal_action(
+    tmp_path: Path, *, when: Callable[[], bool], signum: int, **kwargs: Any
+) -> ActionResult:
+    """:func:`run_action` that sends ``signum`` to the step once ``when()`` is true, then waits
+    for it to exit."""
+    return run_action(tmp_path, signal=(when, signum), **kwargs)
 
 
 def _read(path: Path) -> str:
