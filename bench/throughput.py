@@ -14,8 +14,13 @@ The ``x c=1`` column is the speed-up over the sequential reference (one request 
 c = 1 row of the same N). ``--sizes``/``--concurrency`` pick rows, ``--repeat`` takes the median
 of several runs per row (wall and CPU separately).
 
+``--image IMAGE`` runs the same benchmark inside the action's image (podman, as root), with the
+image's Python and packages and this checkout mounted read-only: the Python minor matters here
+(from 3.12 on, aiohttp writes a request's body without waiting for the event loop's next turn).
+
     .venv/bin/python bench/throughput.py [--latency 0.1] [--quick] [--repeat 3]
     .venv/bin/python bench/throughput.py --sizes 200 --concurrency 1,16 --repeat 5 --no-memory
+    .venv/bin/python bench/throughput.py --image localhost/promptcanary-action:test --no-memory
 """
 
 from __future__ import annotations
@@ -33,10 +38,13 @@ import argparse
 import asyncio
 import gc
 import math
+import platform
+import subprocess
 import time
 from typing import Any
 
 from bench._common import (
+    REPO_ROOT,
     build_suite,
     fake_server,
     machine_note,
@@ -183,11 +191,40 @@ def main() -> None:
     parser.add_argument("--concurrency", type=_ints, default=CONCURRENCY, help="e.g. 1,16")
     parser.add_argument("--repeat", type=int, default=1, help="runs per row (median)")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory table")
+    parser.add_argument("--image", help="run inside this image (podman, as root)")
     args = parser.parse_args()
-    print(f"machine: {machine_note()}")
+    if args.image:
+        sys.exit(in_image(args.image, args))
+    print(f"machine: {machine_note()}; Python {platform.python_version()}")
     throughput_table(args.latency, args.quick, args.sizes, args.concurrency, max(1, args.repeat))
     if not args.no_memory:
         memory_table(args.quick)
+
+
+def in_image(image: str, args: argparse.Namespace) -> int:
+    """Run this script with the same settings in ``image``."""
+    from tests.container.runner import podman_run
+
+    src = "/src"
+    settings = [
+        f"--latency={args.latency}",
+        f"--sizes={','.join(map(str, args.sizes))}",
+        f"--concurrency={','.join(map(str, args.concurrency))}",
+        f"--repeat={args.repeat}",
+        *(["--quick"] if args.quick else []),
+        *(["--no-memory"] if args.no_memory else []),
+    ]
+    command = [
+        *podman_run(),
+        "--network=host",
+        f"--volume={REPO_ROOT}:{src}:ro",
+        f"--workdir={src}",
+        "--entrypoint=python",
+        image,
+        f"{src}/bench/throughput.py",
+        *settings,
+    ]
+    return subprocess.run(command, check=False).returncode
 
 
 def _ints(text: str) -> tuple[int, ...]:

@@ -8,11 +8,9 @@ One call is one HTTP request: LiteLLM's and the OpenAI SDK's own retries are swi
 (``num_retries=0``, ``max_retries=0``) because the runner retries, with backoff that honours
 ``Retry-After`` and a budget the user configured.
 
-Per call, LiteLLM also prices the answer (a model-table lookup) and queues a success-logging task
-for its callbacks: a quarter or more of its CPU per request, which bounds a run at high concurrency
-on a small machine. The engine reads neither, so while one of *our* calls runs and no LiteLLM
-callback is configured in the process, both are skipped (:func:`_skip_unused_bookkeeping`); any
-other use of LiteLLM in the same process is unaffected.
+Per call, LiteLLM also does work the engine does not need (pricing, success logging, a thread
+hop for its request set-up); :mod:`promptcanary.providers.litellm_tuning` skips it during our
+calls only.
 
 Errors become :class:`ProviderError` with ``transient`` set for what is worth retrying: 408, 409,
 429 and 5xx answers, timeouts, connection errors and a body that is not JSON (a truncated answer
@@ -25,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import functools
 import importlib
 import importlib.util
@@ -42,6 +39,12 @@ from promptcanary.core.http_headers import retry_after
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig, ToolCall
 from promptcanary.core.redact import is_secret_name
 from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError, ProviderError
+from promptcanary.providers.litellm_tuning import (
+    INLINE_SETUP_PROVIDERS,
+    our_call,
+    skip_unused_bookkeeping,
+    use_setup_executor,
+)
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds per request when neither the runner nor ``extra_params['timeout']`` sets one."""
@@ -65,63 +68,35 @@ _PREWARM_MODULES = (
 _prewarm_lock = threading.Lock()
 _prewarm_thread: threading.Thread | None = None
 
-#: True inside :meth:`LiteLLMProvider.acomplete` (asyncio tasks copy it into what LiteLLM starts).
-_in_our_call: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "promptcanary_litellm_call", default=False
-)
-_bookkeeping_lock = threading.Lock()
-_bookkeeping_checked = False
+_tuned = False
 
 
 def import_litellm() -> Any:
     """Import LiteLLM configured for offline, quiet use (the cost map ships with the package)."""
+    global _tuned
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
-    # Its "Give Feedback / Get Help" banner goes to stdout on every error: noise in CI logs.
-    litellm.suppress_debug_info = True
-    _skip_unused_bookkeeping(litellm)
+    if not _tuned:  # runs on every call: keep that path cheap
+        # Its "Give Feedback / Get Help" banner goes to stdout on every error: noise in CI logs.
+        litellm.suppress_debug_info = True
+        _tune(litellm)
+        _tuned = True
     return litellm
 
 
-def _skip_unused_bookkeeping(litellm: Any) -> None:
-    """Wrap LiteLLM's per-call cost calculation and success-logging task so that they do nothing
-    during our calls while no callback is configured (they would feed only callbacks and the
-    response's hidden ``response_cost``, which the engine never reads). Installed once; a LiteLLM
-    without these internals is left as it is (this is only an optimisation)."""
-    global _bookkeeping_checked
-    if _bookkeeping_checked:  # import_litellm() runs on every call: keep that path cheap
+def _tune(litellm: Any) -> None:
+    try:
+        from litellm import utils
+        from litellm.litellm_core_utils.litellm_logging import Logging
+    except ImportError:  # internals move between versions; tuning is only an optimisation
         return
-    with _bookkeeping_lock:
-        try:
-            from litellm import utils
-            from litellm.litellm_core_utils.litellm_logging import Logging
+    skip_unused_bookkeeping(litellm, utils, Logging)
 
-            calculate = Logging.response_cost_calculator
-            log_success = utils._client_async_logging_helper
-        except (ImportError, AttributeError):
-            _bookkeeping_checked = True
-            return
-        if getattr(calculate, "_promptcanary", False):
-            _bookkeeping_checked = True
-            return
 
-        def unused() -> bool:
-            return _in_our_call.get() and not (
-                litellm.callbacks or litellm.success_callback or litellm._async_success_callback
-            )
-
-        def response_cost_calculator(self: Any, *args: Any, **kwargs: Any) -> Any:
-            return None if unused() else calculate(self, *args, **kwargs)
-
-        async def client_async_logging_helper(*args: Any, **kwargs: Any) -> None:
-            if not unused():
-                await log_success(*args, **kwargs)
-
-        response_cost_calculator._promptcanary = True  # type: ignore[attr-defined]
-        Logging.response_cost_calculator = response_cost_calculator
-        utils._client_async_logging_helper = client_async_logging_helper
-        _bookkeeping_checked = True
+def _setup_function() -> Any:
+    """LiteLLM's synchronous ``completion``, which ``acompletion`` runs as its request set-up."""
+    return getattr(sys.modules.get("litellm.main"), "completion", None)
 
 
 def _warm() -> None:
@@ -223,6 +198,7 @@ class LiteLLMProvider(BaseLLMProvider):
             )
         super().__init__(config)
         self._placeholder_key: bool | None = None
+        self._setup_inline: bool | None = None
 
     @classmethod
     def from_config(cls, config: ProviderConfig) -> LiteLLMProvider:
@@ -361,15 +337,33 @@ class LiteLLMProvider(BaseLLMProvider):
         """The asynchronous call the runner uses (LiteLLM's native async client)."""
         litellm = import_litellm()
         kwargs = self.request_kwargs(prompt, system_prompt, timeout)
+        inline = self._inline_setup()
+        setup = _setup_function() if inline else None
+        if setup is not None:
+            use_setup_executor(asyncio.get_running_loop(), setup)
         started = time.perf_counter()
-        token = _in_our_call.set(True)
         try:
-            response = await litellm.acompletion(**kwargs)
+            with our_call(inline_setup=setup is not None):
+                response = await litellm.acompletion(**kwargs)
         except Exception as exc:  # see complete()
             raise self._error(exc, kwargs["timeout"]) from exc
-        finally:
-            _in_our_call.reset(token)
         return self._parse(response, prompt, sample, started)
+
+    def _inline_setup(self) -> bool:
+        """Whether LiteLLM's request set-up for this model may run in the event loop's thread: its
+        provider is one whose set-up does no I/O (see litellm_tuning). Decided once."""
+        if self._setup_inline is None:
+            params = self.config.extra_params
+            try:
+                _, provider, _, _ = import_litellm().get_llm_provider(
+                    model=self.config.model_id,
+                    custom_llm_provider=params.get("custom_llm_provider"),
+                    api_base=params.get("api_base"),
+                )
+            except Exception:  # an unknown model: LiteLLM's own call will say so
+                provider = None
+            self._setup_inline = provider in INLINE_SETUP_PROVIDERS
+        return self._setup_inline
 
     async def aclose(self) -> None:
         """Let LiteLLM's background logging finish on this event loop before it closes."""
