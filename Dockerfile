@@ -35,6 +35,10 @@ COPY scripts/container/drop_dead_bytecode.py /tmp/drop_dead_bytecode.py
 # - pip removes itself from the venv: the action never installs anything at run time;
 # - LiteLLM's proxy admin UI, Swagger UI and OpenAPI snapshot (static files, ~24 MB) are served
 #   only by `litellm --proxy`, whose server (fastapi) is not installed: nothing here reads them;
+# - LiteLLM's optional Rust extension (rust_bridge/_native, 38 MB stripped) serves only routes
+#   the engine never calls (OCR, Bedrock transcription, opt-in Anthropic messages); chat
+#   completions are Python-only in LiteLLM's rollout table, and its loader treats a missing
+#   extension as "not available" (tests/container checks a run in the image never loads it);
 # - hf-xet (9 MB) is huggingface_hub's optional Xet transfer backend; without it the hub client
 #   downloads over plain HTTPS (huggingface_hub checks is_xet_available() everywhere);
 # - debug symbols of the compiled extensions are never read at run time (`strip` ~24 MB);
@@ -44,8 +48,9 @@ RUN python -m venv /opt/venv \
     && /opt/venv/bin/pip install --no-compile --require-hashes --only-binary=:all: \
         -r /tmp/requirements.lock \
     && /opt/venv/bin/pip uninstall --yes --quiet hf-xet pip \
-    && proxy="$(echo /opt/venv/lib/python3*/site-packages/litellm/proxy)" \
-    && rm -rf "$proxy/_experimental/out" "$proxy/swagger" "$proxy/_lazy_openapi_snapshot.json" \
+    && litellm="$(echo /opt/venv/lib/python3*/site-packages/litellm)" \
+    && rm -rf "$litellm/proxy/_experimental/out" "$litellm/proxy/swagger" \
+        "$litellm/proxy/_lazy_openapi_snapshot.json" "$litellm"/rust_bridge/_native.*.so \
     && find /opt/venv -name '*.so' -exec strip --strip-unneeded {} + \
     && python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/venv/lib \
     && /opt/venv/bin/python /tmp/drop_dead_bytecode.py /opt/venv/lib
