@@ -60,6 +60,7 @@ $(STAMP): requirements-dev.lock pyproject.toml
 
 ruff: $(STAMP)
 	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/ruff format --check $(LINT_PATHS)
 
 mypy: $(STAMP)
 	$(BIN)/mypy $(TYPED_PACKAGES)

@@ -91,9 +91,7 @@ def decide(ctx: EventContext, settings: Settings) -> Activity | PostComment:
     )
 
 
-def _baseline_ref(
-    ctx: EventContext, settings: Settings, notes: list[str]
-) -> tuple[str, Promotion]:
+def _baseline_ref(ctx: EventContext, settings: Settings, notes: list[str]) -> tuple[str, Promotion]:
     """The branch whose baseline this run reads, and whether it may promote (notes: why not)."""
     if ctx.is_pull_request or ctx.is_merge_group:
         if settings.update_baseline == "always":

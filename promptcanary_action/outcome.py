@@ -215,6 +215,7 @@ class StepOutcome(BaseModel):
     @property
     def usage_findings(self) -> list[UsageFinding]:
         return [f for p in self.pairs for f in p.usage_findings]
+
     cancelled: str | None = None
     """Why the step stopped early (the job was cancelled); None when it ran to the end."""
     shard: str | None = None

@@ -32,9 +32,7 @@ class BaselineBackend(Protocol):
     def history(self, suite_name: str, model_id: str) -> list[dict[str, Any]]: ...
 
 
-def make_backend(
-    settings: Settings, github: GitHubPort | None, base_dir: Path
-) -> BaselineBackend:
+def make_backend(settings: Settings, github: GitHubPort | None, base_dir: Path) -> BaselineBackend:
     """The backend for ``settings.baseline``; nothing touches git or the network until used.
 
     ``github`` is None without a token or repository; only ``artifact`` needs it.

@@ -107,7 +107,11 @@ def test_pr_without_drift_comments_and_passes_the_check(harness: ActionHarness) 
         "promptcanary-report",
         "promptcanary-report/comment.md",
     )
-    assert result.output_path("comment-file").read_text(encoding="utf-8").startswith(body.splitlines()[0])
+    assert (
+        result.output_path("comment-file")
+        .read_text(encoding="utf-8")
+        .startswith(body.splitlines()[0])
+    )
     assert "No drift" in result.summary
 
 

@@ -62,9 +62,7 @@ def test_four_shards_merged_equal_one_job(recording: str, samples: int) -> None:
     policy = EvaluationPolicy(promotion="always")
 
     one_job = evaluate(baseline, run(suite, recording, samples, None), suite, policy)
-    parts = [
-        RunPart(run(suite, recording, samples, Shard(i, 4)), f"leg-{i}") for i in range(1, 5)
-    ]
+    parts = [RunPart(run(suite, recording, samples, Shard(i, 4)), f"leg-{i}") for i in range(1, 5)]
     assert all(p.run.llm_responses for p in parts), "14 prompts in 4 shards: none is empty"
     merged = evaluate(baseline, merge_runs(parts), suite, policy)
 

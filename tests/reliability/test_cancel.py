@@ -25,9 +25,7 @@ SLOW = 60.0  # the slow prompts would answer long after the subprocess timeout b
 def _cancel_mid_run(
     harness: ActionHarness, signum: int, event_name: str, inputs: dict[str, str]
 ) -> ActionResult:
-    harness.write(
-        "canary.yaml", suite_text("Cancel", harness.llm.url, keyword_prompts(4))
-    )
+    harness.write("canary.yaml", suite_text("Cancel", harness.llm.url, keyword_prompts(4)))
     harness.llm.script("Question p0?", content="a canary")
     for i in (1, 2, 3):
         harness.llm.script(f"Question p{i}?", content="a canary", latency=SLOW)
@@ -78,9 +76,7 @@ def test_a_cancelled_push_promotes_nothing(harness: ActionHarness) -> None:
 
 def test_the_same_push_uncancelled_promotes(harness: ActionHarness, tmp_path: Path) -> None:
     # The control for the test above: without the signal this push creates the baseline.
-    harness.write(
-        "canary.yaml", suite_text("Cancel", harness.llm.url, keyword_prompts(4))
-    )
+    harness.write("canary.yaml", suite_text("Cancel", harness.llm.url, keyword_prompts(4)))
     harness.llm.default(content="a canary")
     result = harness.run_push({"baseline": "path", "baseline-path": "baselines"})
     assert result.returncode == 0, result.log

@@ -72,9 +72,7 @@ def test_pair_notes_reach_the_log_as_warnings() -> None:
     _log_outcome(outcome, Workflow(out))
 
     warnings = [c for c in parse_workflow_commands(out.getvalue()) if c.name == "warning"]
-    assert [(w.properties["title"], w.message) for w in warnings] == [
-        ("demo on openai/x", note)
-    ]
+    assert [(w.properties["title"], w.message) for w in warnings] == [("demo on openai/x", note)]
 
 
 def test_litellm_is_imported_with_the_collector_paused_then_frozen_and_back_on() -> None:

@@ -137,9 +137,7 @@ def test_exit_code_conclusion_and_drift_detected_come_from_one_outcome(
 
 def test_failures_explain_a_non_gate_failure() -> None:
     broken = drifted_pair(0.0).model_copy(update={"drift": None, "baseline_error": UNREADABLE})
-    assert outcome_of(broken).failures == [
-        Failure("PromptCanary: unreadable baseline", UNREADABLE)
-    ]
+    assert outcome_of(broken).failures == [Failure("PromptCanary: unreadable baseline", UNREADABLE)]
     untrusted = outcome_of(drifted_pair(0.0, errors=2), broken, max_error_rate=0.5)
     # The untrustworthy run says so once, with the verdict; exit 3 outranks the baseline's 2.
     assert untrusted.failures == [Failure(None, untrusted.verdict)]
