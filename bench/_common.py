@@ -130,6 +130,14 @@ def action_env(
     )
 
 
+def image_python(image: str, *podman_options: str) -> list[str]:
+    """The command line that runs the image's ``python`` (podman, as root; ``podman_options``
+    before the image, e.g. mounts)."""
+    from tests.container.runner import podman_run  # not at the top: see the sys.path note
+
+    return [*podman_run(), *podman_options, "--entrypoint=python", image]
+
+
 # ── the fake LLM server in its own process ──────────────────────────────────
 
 # The server runs in a child process: on two cores an in-process server would fight the engine for

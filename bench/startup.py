@@ -42,7 +42,14 @@ import tempfile
 import time
 from typing import Any
 
-from bench._common import REPO_ROOT, action_env, machine_note, median, print_table
+from bench._common import (
+    REPO_ROOT,
+    action_env,
+    image_python,
+    machine_note,
+    median,
+    print_table,
+)
 
 TARGET_MARGIN = 0.3
 
@@ -132,11 +139,7 @@ def _check(proc: subprocess.CompletedProcess[str], label: str) -> None:
 
 
 def python_command(image: str | None) -> list[str]:
-    if image is None:
-        return [sys.executable]
-    from tests.container.runner import podman_run
-
-    return [*podman_run(), "--entrypoint", "python", image]
+    return [sys.executable] if image is None else image_python(image)
 
 
 def time_python(code: str, repeat: int, image: str | None) -> tuple[float, float]:

@@ -47,6 +47,7 @@ from bench._common import (
     REPO_ROOT,
     build_suite,
     fake_server,
+    image_python,
     machine_note,
     median,
     peak_rss_mb,
@@ -194,17 +195,15 @@ def main() -> None:
     parser.add_argument("--image", help="run inside this image (podman, as root)")
     args = parser.parse_args()
     if args.image:
-        sys.exit(in_image(args.image, args))
+        sys.exit(in_image(args))
     print(f"machine: {machine_note()}; Python {platform.python_version()}")
     throughput_table(args.latency, args.quick, args.sizes, args.concurrency, max(1, args.repeat))
     if not args.no_memory:
         memory_table(args.quick)
 
 
-def in_image(image: str, args: argparse.Namespace) -> int:
-    """Run this script with the same settings in ``image``."""
-    from tests.container.runner import podman_run
-
+def in_image(args: argparse.Namespace) -> int:
+    """Run this script with the same settings in the image ``--image`` names."""
     src = "/src"
     settings = [
         f"--latency={args.latency}",
@@ -214,16 +213,10 @@ def in_image(image: str, args: argparse.Namespace) -> int:
         *(["--quick"] if args.quick else []),
         *(["--no-memory"] if args.no_memory else []),
     ]
-    command = [
-        *podman_run(),
-        "--network=host",
-        f"--volume={REPO_ROOT}:{src}:ro",
-        f"--workdir={src}",
-        "--entrypoint=python",
-        image,
-        f"{src}/bench/throughput.py",
-        *settings,
-    ]
+    python = image_python(
+        args.image, "--network=host", f"--volume={REPO_ROOT}:{src}:ro", f"--workdir={src}"
+    )
+    command = [*python, f"{src}/bench/throughput.py", *settings]
     return subprocess.run(command, check=False).returncode
 
 

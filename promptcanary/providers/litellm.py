@@ -38,6 +38,7 @@ from typing import Any
 from promptcanary.core.http_headers import retry_after
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig, ToolCall
 from promptcanary.core.redact import is_secret_name
+from promptcanary.core.suite import DEFAULT_TIMEOUT
 from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError, ProviderError
 from promptcanary.providers.litellm_tuning import (
     INLINE_SETUP_PROVIDERS,
@@ -45,9 +46,6 @@ from promptcanary.providers.litellm_tuning import (
     skip_unused_bookkeeping,
     use_setup_executor,
 )
-
-DEFAULT_TIMEOUT = 60.0
-"""Seconds per request when neither the runner nor ``extra_params['timeout']`` sets one."""
 
 PLACEHOLDER_API_KEY = "no-key"
 """Sent to a local endpoint (``api_base``) when no API key is configured anywhere."""

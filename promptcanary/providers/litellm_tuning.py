@@ -63,7 +63,6 @@ _setup_inline: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "promptcanary_litellm_setup_inline", default=False
 )
 _lock = threading.Lock()
-_bookkeeping_installed = False
 _UNKNOWN = object()
 
 
@@ -83,15 +82,12 @@ def skip_unused_bookkeeping(litellm: Any, utils: Any, logging_class: Any) -> Non
     """Wrap LiteLLM's per-call cost calculation (``Logging.response_cost_calculator``) and its
     success-logging task (``utils._client_async_logging_helper``) so that they do nothing during
     our calls while no callback is configured (they feed only callbacks and the response's hidden
-    ``response_cost``, which the engine never reads). Installed once per process."""
-    global _bookkeeping_installed
-    if _bookkeeping_installed:  # runs on every call: keep that path cheap
-        return
+    ``response_cost``, which the engine never reads). Installed once per process: a second call
+    finds its own wrapper in place and leaves it."""
     with _lock:
         calculate = getattr(logging_class, "response_cost_calculator", None)
         log_success = getattr(utils, "_client_async_logging_helper", None)
         if calculate is None or log_success is None or getattr(calculate, "_promptcanary", False):
-            _bookkeeping_installed = True
             return
 
         def unused() -> bool:
@@ -109,7 +105,6 @@ def skip_unused_bookkeeping(litellm: Any, utils: Any, logging_class: Any) -> Non
         response_cost_calculator._promptcanary = True  # type: ignore[attr-defined]
         logging_class.response_cost_calculator = response_cost_calculator
         utils._client_async_logging_helper = client_async_logging_helper
-        _bookkeeping_installed = True
 
 
 class SetupInLoopThread(concurrent.futures.ThreadPoolExecutor):

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from types import FrameType
 from typing import Any
 
 import pytest
 
-from promptcanary.core.models import CanaryPrompt
+from promptcanary.core.models import CanaryPrompt, LLMResponse
 from promptcanary.providers.litellm import LiteLLMProvider, import_litellm
 from tests.fakes.llm_server import FakeLLMServer
 
@@ -44,28 +44,35 @@ def litellm() -> Iterator[Any]:
     module.callbacks = []
 
 
-def our_call(server: FakeLLMServer, text: str = "hi") -> Any:
+def engine_call(server: FakeLLMServer, text: str = "hi") -> Callable[[], Awaitable[LLMResponse]]:
+    """One call through the engine's provider, to be awaited in the caller's event loop."""
     provider = LiteLLMProvider(PRICED_MODEL, api_base=server.url, api_key="sk-test")
 
-    async def go() -> Any:
+    async def call() -> LLMResponse:
         try:
             return await provider.acomplete(CanaryPrompt(id="p", text=text), timeout=10)
         finally:
             await provider.aclose()
 
-    return asyncio.run(go())
+    return call
+
+
+async def direct_completion(litellm: Any, server: FakeLLMServer) -> Any:
+    """The same request made with LiteLLM directly, not through the engine."""
+    return await litellm.acompletion(
+        model=PRICED_MODEL,
+        messages=[{"role": "user", "content": "hi"}],
+        api_base=server.url,
+        api_key="sk-test",
+    )
+
+
+def our_call(server: FakeLLMServer, text: str = "hi") -> LLMResponse:
+    return asyncio.run(engine_call(server, text)())
 
 
 def direct_call(litellm: Any, server: FakeLLMServer) -> Any:
-    async def go() -> Any:
-        return await litellm.acompletion(
-            model=PRICED_MODEL,
-            messages=[{"role": "user", "content": "hi"}],
-            api_base=server.url,
-            api_key="sk-test",
-        )
-
-    return asyncio.run(go())
+    return asyncio.run(direct_completion(litellm, server))
 
 
 def test_our_calls_skip_the_cost_calculation(litellm: Any, llm_server: FakeLLMServer) -> None:

@@ -14,11 +14,9 @@ from typing import Any
 
 import pytest
 
-from promptcanary.core.models import CanaryPrompt
 from promptcanary.providers.litellm import LiteLLMProvider, import_litellm
 from tests.fakes.llm_server import FakeLLMServer
-
-MODEL = "openai/setup-check"
+from tests.integration.test_litellm_bookkeeping import direct_completion, engine_call
 
 
 @pytest.fixture
@@ -53,22 +51,10 @@ def run_in_new_loop(call: Callable[[], Any], executor: Any = None) -> tuple[Any,
     return asyncio.run(go()), threading.get_ident()
 
 
-def our_call(server: FakeLLMServer, model: str = MODEL) -> Callable[[], Any]:
-    provider = LiteLLMProvider(model, api_base=server.url, api_key="sk-test")
-
-    async def call() -> Any:
-        try:
-            return await provider.acomplete(CanaryPrompt(id="p", text="hi"), timeout=10)
-        finally:
-            await provider.aclose()
-
-    return call
-
-
 def test_our_call_runs_the_set_up_in_the_loop_thread(
     llm_server: FakeLLMServer, setup_threads: list[int]
 ) -> None:
-    response, loop_thread = run_in_new_loop(our_call(llm_server))
+    response, loop_thread = run_in_new_loop(engine_call(llm_server))
 
     assert response.content
     assert setup_threads == [loop_thread]
@@ -78,17 +64,12 @@ def test_other_litellm_calls_in_the_process_keep_the_thread_pool(
     llm_server: FakeLLMServer, setup_threads: list[int]
 ) -> None:
     litellm = import_litellm()
-    run_in_new_loop(our_call(llm_server))  # our executor is installed on that loop only
+    run_in_new_loop(engine_call(llm_server))  # our executor is installed on that loop only
 
     async def direct() -> Any:
         # In a loop where our provider already installed its executor: still a pool thread.
-        await our_call(llm_server)()
-        return await litellm.acompletion(
-            model=MODEL,
-            messages=[{"role": "user", "content": "hi"}],
-            api_base=llm_server.url,
-            api_key="sk-test",
-        )
+        await engine_call(llm_server)()
+        return await direct_completion(litellm, llm_server)
 
     setup_threads.clear()
     response, loop_thread = run_in_new_loop(direct)
@@ -116,7 +97,7 @@ def test_a_loop_with_its_own_default_executor_keeps_it(
 
     mine.submit = submit  # type: ignore[method-assign]
 
-    response, loop_thread = run_in_new_loop(our_call(llm_server), executor=mine)
+    response, loop_thread = run_in_new_loop(engine_call(llm_server), executor=mine)
 
     assert response.content
     assert len(setup_threads) == 1
