@@ -15,8 +15,8 @@ from typing import ClassVar
 from bench._drift_model import Model
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeResult, ProviderConfig
 from promptcanary.core.probes.base import BaseProbe
+from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.suite import CanarySuite
-from promptcanary.providers.base import BaseLLMProvider
 
 _SCORE = re.compile(r"SCORE (\d\.\d\d)")
 PASS_AT = 0.6

@@ -2,7 +2,7 @@
 
 Two tables, both seeded (two runs print the same figures), printing and never asserting:
 
-1. **samples: auto** (the default): the adaptive procedure of ``promptcanary.core.sequential``
+1. **samples: auto** (the default): the adaptive procedure of ``promptcanary.core.sampling.sequential``
    played over a history of promoted runs: each row is a chain of runs, each compared against the
    pool of the last K promoted ones (the no-drift run of each step is promoted; the drifted runs
    of the same step are compared against the same pool and not promoted). The first K runs fill
@@ -42,8 +42,8 @@ from promptcanary.core.models import (
     Provenance,
     ProviderConfig,
 )
-from promptcanary.core.pool import DEFAULT_POOL
-from promptcanary.core.sequential import Policy
+from promptcanary.core.sampling.pool import DEFAULT_POOL
+from promptcanary.core.sampling.sequential import Policy
 
 SEED = 20240611
 RUNS = int(os.environ.get("DRIFT_SIGNAL_RUNS", "500"))
@@ -322,7 +322,7 @@ def runner_chain(
     """:func:`chain` through the real runner: ``CanarySuite.run(samples="auto", baseline=...)``
     with the seeded fake provider, ``compare()`` on the result, ``promote()`` for the pool."""
     from bench._drift_provider import SimProvider, sim_suite
-    from promptcanary.core.pool import promote
+    from promptcanary.core.sampling.pool import promote
 
     rng = random.Random(seed)
     behaviour = dm.all_flaky_behaviour() if stress else dm.suite_behaviour()

@@ -40,8 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import machine_note, print_table
 from promptcanary.core.comparator import compare
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, LLMResponse, ProbeResult
-from promptcanary.core.pool import promote
-from promptcanary.core.suite import CanarySuite, Samples
+from promptcanary.core.sampling.pool import promote
+from promptcanary.core.spec import Samples
+from promptcanary.core.suite import CanarySuite
 from promptcanary.providers.litellm import LiteLLMProvider
 from scripts import local_model
 

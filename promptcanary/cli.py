@@ -6,7 +6,7 @@ error, 3 untrustworthy run (missing API key, too many errored prompts). ``main()
 the one top-level handler: known errors become one clean line on stderr, never a traceback.
 
 Model text reaches the terminal (probe details quote it), so everything printed passes through
-:func:`promptcanary.core.terminal.terminal_safe`: an ESC in a response must not drive the
+:func:`promptcanary.core.render.terminal.terminal_safe`: an ESC in a response must not drive the
 terminal.
 """
 
@@ -22,8 +22,8 @@ from pydantic import ValidationError
 
 from promptcanary.cli_compat import UnsupportedFlag, refuse_unsupported, version_line
 from promptcanary.core.comparator import DEFAULT_THRESHOLD
-from promptcanary.core.evaluate import PROMOTION_RULES, Evaluation, EvaluationPolicy, evaluate
-from promptcanary.core.gate import DEFAULT_FAIL_ON, DEFAULT_MAX_ERROR_RATE, FAIL_ON
+from promptcanary.core.config.source import SuiteConfigError
+from promptcanary.core.files import atomic_write_text
 from promptcanary.core.models import (
     TEMPERATURE_RANGE,
     BaselineSnapshot,
@@ -31,21 +31,26 @@ from promptcanary.core.models import (
     DriftReport,
     slugify,
 )
-from promptcanary.core.pool import DEFAULT_POOL, MAX_POOL, promote
-from promptcanary.core.sequential import MAX_SAMPLES_CAP
-from promptcanary.core.stats import DEFAULT_ALPHA
-from promptcanary.core.suite import (
+from promptcanary.core.render.terminal import format_drift, format_run, terminal_safe
+from promptcanary.core.run.options import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
-    CanarySuite,
-    ModelSpec,
     RunOptions,
 )
-from promptcanary.core.terminal import format_drift, format_run, terminal_safe
-from promptcanary.core.yaml_source import SuiteConfigError
-from promptcanary.providers.base import MissingCredentialsError
-from promptcanary.storage.base import BaselineFileError, atomic_write_text
+from promptcanary.core.run.provider import MissingCredentialsError
+from promptcanary.core.sampling.pool import DEFAULT_POOL, MAX_POOL, promote
+from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
+from promptcanary.core.spec import ModelSpec, SuiteSpec
+from promptcanary.core.stats import DEFAULT_ALPHA
+from promptcanary.core.verdict.evaluate import (
+    PROMOTION_RULES,
+    Evaluation,
+    EvaluationPolicy,
+    evaluate,
+)
+from promptcanary.core.verdict.gate import DEFAULT_FAIL_ON, DEFAULT_MAX_ERROR_RATE, FAIL_ON
+from promptcanary.storage.base import BaselineFileError
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_UNTRUSTED = 0, 1, 2, 3
 DEFAULT_BASELINE_DIR = ".promptcanary/baselines"
@@ -127,7 +132,7 @@ def cmd_init(args: argparse.Namespace, out: TextIO) -> int:
 
 def _import_probe_modules(entries: Sequence[str]) -> None:
     """Import custom probe files or modules so their probes register before the suite loads."""
-    from promptcanary.core.plugins import ProbeModuleError, import_probe_modules
+    from promptcanary.core.probes.plugins import ProbeModuleError, import_probe_modules
 
     try:
         import_probe_modules(entries, base_dir=Path.cwd(), label="--probe-module")
@@ -135,14 +140,14 @@ def _import_probe_modules(entries: Sequence[str]) -> None:
         raise CliError(str(exc)) from None
 
 
-def _load_suite(path: str) -> CanarySuite:
-    from promptcanary.core.config import load_suite
+def _load_suite(path: str) -> SuiteSpec:
+    from promptcanary.core.config.schema import load_suite
 
     return load_suite(path)
 
 
 def _models(
-    args: argparse.Namespace, suite: CanarySuite, suite_path: Path
+    args: argparse.Namespace, suite: SuiteSpec, suite_path: Path
 ) -> list[tuple[ModelSpec, Path]]:
     """The models to run and the folder their relative replay paths resolve against."""
     from promptcanary.providers.factory import REPLAY_PREFIX
@@ -187,13 +192,13 @@ def _run_options(args: argparse.Namespace, target: Path | None) -> RunOptions:
 
 def _run_one(
     args: argparse.Namespace,
-    suite: CanarySuite,
+    suite: SuiteSpec,
     model: tuple[ModelSpec, Path],
     several: bool,
     out: TextIO,
 ) -> Evaluation:
     """Run ``suite`` on one model, write what was asked for; the evaluation of the run."""
-    from promptcanary.core.runner import run_suite_blocking
+    from promptcanary.core.run.runner import run_suite_blocking
     from promptcanary.providers.factory import make_provider
     from promptcanary.providers.replay import ReplayFileError
 
@@ -211,7 +216,7 @@ def _run_one(
         atomic_write_text(target, run.model_dump_json(indent=2) + "\n")
         print(f"Wrote the run to {target}", file=out)
     if args.output_md:
-        from promptcanary.core.report import render_run_markdown
+        from promptcanary.core.render.report import render_run_markdown
 
         atomic_write_text(_per_model(args.output_md, spec.model, several), render_run_markdown(run))
     # --save-baseline promotes whatever ran, unless too many responses errored.
@@ -334,7 +339,7 @@ def _compare_policy(args: argparse.Namespace) -> EvaluationPolicy:
 
 
 def cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
-    from promptcanary.core.report import render_json, render_markdown
+    from promptcanary.core.render.report import render_json, render_markdown
 
     if args.baseline and args.update_baseline != "never":
         raise CliError("--update-baseline saves into --baseline-dir; it cannot go with --baseline")
@@ -384,7 +389,7 @@ def cmd_baselines(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     from promptcanary.cli_compat import is_drift_document
-    from promptcanary.core.report import render_json, render_markdown, render_run_markdown
+    from promptcanary.core.render.report import render_json, render_markdown, render_run_markdown
 
     path = args.drift or args.input
     text = _read(path, "drift file" if args.drift else "report input")

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from promptcanary.core.markdown import escape_plain, truncate
 from promptcanary.core.models import ErroredResult, ProbeComparison
+from promptcanary.core.render.markdown import escape_plain, truncate
 from promptcanary_action.limits import ANNOTATION_TEXT_CHARS, CHECK_TITLE_CHARS
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 

@@ -26,8 +26,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from promptcanary.core.approval import regression_keys
 from promptcanary.core.models import Approval, RegressionKey
+from promptcanary.core.verdict.approval import regression_keys
 from promptcanary_action.outcome import StepOutcome
 
 _BLOCK = re.compile(r"<!-- promptcanary-approval:v1:([A-Za-z0-9_=-]*) -->")

@@ -9,7 +9,7 @@ all into its own ``report-dir`` (``actions/download-artifact`` with ``pattern:``
     …
 
 Each ``step.json`` holds the leg's whole outcome, runs included. The runs of one (suite, model)
-pair are merged by the engine (:func:`promptcanary.core.merge.merge_runs`); everything after that
+pair are merged by the engine (:func:`promptcanary.core.run.shards.merge_runs`); everything after that
 (comparison, gate, promotion, comment) is the normal step's, fed with the merged runs.
 """
 
@@ -23,9 +23,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from promptcanary.core.merge import MergeError, RunPart, merge_runs
 from promptcanary.core.models import CanaryRunResult
-from promptcanary.core.shard import Shard
+from promptcanary.core.run.shards import MergeError, RunPart, Shard, merge_runs
 from promptcanary_action.activity import Activity
 from promptcanary_action.errors import UsageError
 from promptcanary_action.outcome import PairOutcome, StepOutcome

@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from promptcanary.core.config import SuiteConfigError, load_suite
+from promptcanary.core.config.schema import SuiteConfigError, load_suite
 from promptcanary.core.models import Approval, CanaryRunResult
-from promptcanary.core.plugins import ProbeModuleError, import_probe_modules
-from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError
+from promptcanary.core.probes.plugins import ProbeModuleError, import_probe_modules
+from promptcanary.core.run.provider import BaseLLMProvider, MissingCredentialsError
 from promptcanary.providers.factory import REPLAY_PREFIX, make_provider
 from promptcanary.providers.replay import ReplayFileError
 from promptcanary.storage.base import BaselineFileError

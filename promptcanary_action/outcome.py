@@ -15,9 +15,6 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from promptcanary.core.approval import key_of, without_approved
-from promptcanary.core.gate import gate_failed as run_gate_failed
-from promptcanary.core.gate import untrustworthy
 from promptcanary.core.models import (
     Approval,
     CanaryRunResult,
@@ -27,8 +24,11 @@ from promptcanary.core.models import (
     ProbeComparison,
     ResultRef,
 )
-from promptcanary.core.suite import resolve_line
-from promptcanary.core.usage import UsageComparison, UsageFinding
+from promptcanary.core.spec import resolve_line
+from promptcanary.core.verdict.approval import key_of, without_approved
+from promptcanary.core.verdict.gate import gate_failed as run_gate_failed
+from promptcanary.core.verdict.gate import untrustworthy
+from promptcanary.core.verdict.usage import UsageComparison, UsageFinding
 from promptcanary_action.links import suite_line_url
 from promptcanary_action.settings import Settings
 from promptcanary_action.trend import DEFAULT_TREND_POINTS, Trend, build_trend
@@ -301,7 +301,7 @@ def gate_failed(pairs: Sequence[PairOutcome], fail_on: str) -> bool:
 
     A tripped usage gate (decided by the evaluation) fails it whatever ``fail-on`` says: each
     usage gate is opted into on its own. Approved regressions are set aside, as
-    :func:`promptcanary.core.evaluate.evaluate` does.
+    :func:`promptcanary.core.verdict.evaluate.evaluate` does.
     """
     return any(run_gate_failed(p.gated_drift, p.run, fail_on) or p.usage_findings for p in pairs)
 

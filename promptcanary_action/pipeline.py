@@ -13,12 +13,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
 from promptcanary.core.models import Approval, BaselineSnapshot, CanaryRunResult, ResultRef
-from promptcanary.core.runner import run_suite
-from promptcanary.core.suite import CanarySuite, ModelSpec, RunOptions
-from promptcanary.core.usage import CostLookup, UsageLimits
-from promptcanary.providers.base import BaseLLMProvider
+from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.provider import BaseLLMProvider
+from promptcanary.core.run.runner import run_suite
+from promptcanary.core.spec import ModelSpec, SuiteSpec
+from promptcanary.core.verdict.evaluate import Evaluation, EvaluationPolicy, evaluate
+from promptcanary.core.verdict.usage import CostLookup, UsageLimits
 from promptcanary.providers.litellm import cost_usd
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
@@ -34,7 +35,7 @@ ProviderFactory = Callable[[str, dict[str, Any], Path], BaseLLMProvider]
 
 @dataclass(frozen=True)
 class LoadedSuite:
-    suite: CanarySuite
+    suite: SuiteSpec
     path: Path
     repo_path: str
     """The path relative to the repository root, as check-run annotations need it."""

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from promptcanary.core.markdown import code_span, escape_md, truncate
 from promptcanary.core.models import name_slug
+from promptcanary.core.render.markdown import code_span, escape_md, truncate
 from promptcanary_action.activity import Activity, PostComment
 from promptcanary_action.annotations import build_annotations
 from promptcanary_action.context import EventContext

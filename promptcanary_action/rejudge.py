@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptcanary.core.evaluate import judge
 from promptcanary.core.models import Approval
+from promptcanary.core.verdict.evaluate import judge
 from promptcanary_action.activity import Activity
 from promptcanary_action.context import EventContext
 from promptcanary_action.outcome import PairOutcome, StepOutcome

@@ -15,10 +15,10 @@ from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from promptcanary.core.markdown import code_span, escape_md, escape_plain, sanitize, truncate
 from promptcanary.core.models import severity_explanation
-from promptcanary.core.report import FILTERS, Trusted, template_environment
-from promptcanary.core.usage import Metric, MetricChange, format_metric, format_usd
+from promptcanary.core.render.markdown import code_span, escape_md, escape_plain, sanitize, truncate
+from promptcanary.core.render.report import FILTERS, Trusted, template_environment
+from promptcanary.core.verdict.usage import Metric, MetricChange, format_metric, format_usd
 from promptcanary_action import limits
 from promptcanary_action.approval import comment_record, record_block
 from promptcanary_action.outcome import PairOutcome, StepOutcome

@@ -18,8 +18,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from promptcanary.core.files import atomic_write_text
 from promptcanary.core.models import BaselineSnapshot
-from promptcanary.storage.base import atomic_write_text, snapshot_to_json
+from promptcanary.storage.base import snapshot_to_json
 from promptcanary_action.baselines import layout
 from promptcanary_action.errors import ReportWriteError
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome

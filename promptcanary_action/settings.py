@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from promptcanary.core.comparator import DEFAULT_THRESHOLD
-from promptcanary.core.gate import DEFAULT_FAIL_ON, DEFAULT_MAX_ERROR_RATE, FAIL_ON
-from promptcanary.core.pool import DEFAULT_POOL, MAX_POOL
-from promptcanary.core.sequential import MAX_SAMPLES_CAP
-from promptcanary.core.shard import Shard, ShardError
+from promptcanary.core.run.options import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
+from promptcanary.core.run.shards import Shard, ShardError
+from promptcanary.core.sampling.pool import DEFAULT_POOL, MAX_POOL
+from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.stats import DEFAULT_ALPHA
-from promptcanary.core.suite import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
+from promptcanary.core.verdict.gate import DEFAULT_FAIL_ON, DEFAULT_MAX_ERROR_RATE, FAIL_ON
 from promptcanary_action.baselines.history import HISTORY_KEEP
 
 DEFAULT_API_URL = "https://api.github.com"

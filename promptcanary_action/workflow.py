@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from promptcanary.core.markdown import sanitize
+from promptcanary.core.render.markdown import sanitize
 
 
 def escape_data(value: str) -> str:

@@ -4,7 +4,7 @@ Results are matched by ``(prompt_id, probe_key)``. With one sample a side the sp
 rule decides; with several samples a side a drop must also be statistically significant after a
 Benjamini–Hochberg correction over every repeated-sample comparison of the report; a
 ``samples: auto`` run is judged by its sequential procedure against the pooled baseline
-(:mod:`promptcanary.core.adaptive`). Prompts that
+(:mod:`promptcanary.core.sampling.sequencer`). Prompts that
 appear on one side only, probes added or removed, and results that errored are reported in their
 own lists and never count as regressions.
 """
@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from promptcanary.core import stats
-from promptcanary.core.adaptive import comparison_fields, decide_run
 from promptcanary.core.models import (
     AdaptiveSampling,
     BaselineSnapshot,
@@ -28,7 +27,8 @@ from promptcanary.core.models import (
     ProbeResult,
     ResultRef,
 )
-from promptcanary.core.pool import entries_of, pooled_prompts
+from promptcanary.core.sampling.pool import entries_of, pooled_prompts
+from promptcanary.core.sampling.sequencer import comparison_fields, decide_run
 
 DEFAULT_THRESHOLD = 0.05
 """The smallest score change that is a regression (or an improvement) unless the thresholds

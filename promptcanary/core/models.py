@@ -373,7 +373,7 @@ class Provenance(BaseModel):
     adaptive: AdaptiveSampling | None = None
     """Set for a ``samples: auto`` run; ``samples`` is then the most answers any prompt got."""
     shard: str | None = None
-    """``i/n`` when the run answered one shard of the suite (see ``promptcanary.core.shard``);
+    """``i/n`` when the run answered one shard of the suite (see ``promptcanary.core.run.shards``);
     ``None`` for a whole run, also one merged from shards."""
 
 

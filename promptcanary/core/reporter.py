@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from promptcanary.core.files import atomic_write_text
 from promptcanary.core.models import CanaryRunResult, DriftReport
-from promptcanary.core.report import render_json, render_markdown, render_run_markdown
-from promptcanary.core.terminal import format_drift, format_run
-from promptcanary.storage.base import atomic_write_text
+from promptcanary.core.render.report import render_json, render_markdown, render_run_markdown
+from promptcanary.core.render.terminal import format_drift, format_run
 
 __all__ = ["DriftReporter", "HtmlReportUnavailable", "Reporter", "score_to_emoji"]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from promptcanary._lazy import lazy_exports
 
 _EXPORTS = {
-    "BaseLLMProvider": "promptcanary.providers.base",
+    "BaseLLMProvider": "promptcanary.core.run.provider",
     "LiteLLMProvider": "promptcanary.providers.litellm",
-    "ProviderError": "promptcanary.providers.base",
+    "ProviderError": "promptcanary.core.run.provider",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from promptcanary.providers.base import BaseLLMProvider
+from promptcanary.core.run.provider import BaseLLMProvider
 
 REPLAY_PREFIX = "replay:"
 _CONFIG_KEYS = ("temperature", "max_tokens", "seed")

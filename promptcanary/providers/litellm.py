@@ -38,8 +38,8 @@ from typing import Any
 from promptcanary.core.http_headers import retry_after
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig, ToolCall
 from promptcanary.core.redact import is_secret_name
-from promptcanary.core.suite import DEFAULT_TIMEOUT
-from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError, ProviderError
+from promptcanary.core.run.options import DEFAULT_TIMEOUT
+from promptcanary.core.run.provider import BaseLLMProvider, MissingCredentialsError, ProviderError
 from promptcanary.providers.litellm_tuning import (
     INLINE_SETUP_PROVIDERS,
     our_call,

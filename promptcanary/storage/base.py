@@ -1,11 +1,8 @@
-"""What every baseline store shares: snapshot (de)serialisation, atomic writes, errors."""
+"""What every baseline store shares: snapshot (de)serialisation and errors."""
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -28,21 +25,6 @@ class BaselineFileError(ValueError):
 
 LEGACY_SCHEMA_VERSION = "0.1"
 """``schema_version`` in snapshots written by the PromptCanary package (0.2.x)."""
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old or the new file, never a part."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def snapshot_to_json(snapshot: BaselineSnapshot) -> str:

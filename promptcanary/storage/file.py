@@ -12,13 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from promptcanary.core.files import atomic_write_text
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, slugify
-from promptcanary.storage.base import (
-    BaselineFileError,
-    atomic_write_text,
-    snapshot_from_json,
-    snapshot_to_json,
-)
+from promptcanary.storage.base import BaselineFileError, snapshot_from_json, snapshot_to_json
 
 
 def legacy_slug(name: str, replaced: str) -> str:

@@ -20,13 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from promptcanary.core.files import atomic_write_text
 from promptcanary.core.models import BaselineSnapshot
-from promptcanary.storage.base import (
-    BaselineFileError,
-    atomic_write_text,
-    snapshot_from_json,
-    snapshot_to_json,
-)
+from promptcanary.storage.base import BaselineFileError, snapshot_from_json, snapshot_to_json
 from promptcanary_action.baselines.base import BaselineStoreError
 from promptcanary_action.baselines.history import (
     HISTORY_KEEP,

@@ -10,7 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from promptcanary.core.jsonl import numbered_values
+from promptcanary.core.files import numbered_values
 from promptcanary.core.models import BaselineSnapshot
 
 HISTORY_KEEP = 200

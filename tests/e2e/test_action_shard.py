@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from promptcanary.core.shard import deal
+from promptcanary.core.run.shards import deal
 from tests.e2e.conftest import PR_NUMBER, ActionHarness, pr_event, suite_text
 from tests.e2e.runner import ActionResult
 

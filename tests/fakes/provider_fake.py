@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
-from promptcanary.providers.base import BaseLLMProvider
+from promptcanary.core.run.provider import BaseLLMProvider
 
 Answers = dict[str, str | Exception]
 

@@ -21,7 +21,7 @@ from promptcanary.core.models import (
     ProbeResult,
     ProviderConfig,
 )
-from promptcanary.core.terminal import format_drift, format_run
+from promptcanary.core.render.terminal import format_drift, format_run
 
 ROOT = Path(__file__).resolve().parents[2]
 ESC = "\x1b"

@@ -14,7 +14,7 @@ import pytest
 
 from promptcanary.core.http_headers import parse_retry_after
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ToolCall
-from promptcanary.providers.base import MissingCredentialsError, ProviderError
+from promptcanary.core.run.provider import MissingCredentialsError, ProviderError
 from promptcanary.providers.litellm import LiteLLMProvider
 from tests.fakes.llm_server import WEATHER_TOOL, FakeLLMServer
 

@@ -13,9 +13,11 @@ import pytest
 from promptcanary.core.models import CanaryPrompt, CanaryRunResult
 from promptcanary.core.probes.format import JsonValidityProbe, KeywordPresenceProbe
 from promptcanary.core.probes.tool_use import ToolCallPresenceProbe
-from promptcanary.core.runner import run_suite
-from promptcanary.core.suite import CanarySuite, ProbeBinding, RunOptions
-from promptcanary.providers.base import MissingCredentialsError
+from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.provider import MissingCredentialsError
+from promptcanary.core.run.runner import run_suite
+from promptcanary.core.spec import ProbeBinding
+from promptcanary.core.suite import CanarySuite
 from promptcanary.providers.litellm import LiteLLMProvider
 from promptcanary.providers.replay import ReplayProvider
 from tests.fakes.llm_server import WEATHER_TOOL, FakeLLMServer

@@ -2,7 +2,7 @@
 
 The example suite replays its recordings (the real replay provider): the baseline answers, then
 the drifted ones as the current run, once as one job and once as shards 1/4 … 4/4 merged. Both go
-through the one evaluation (``promptcanary.core.evaluate``); with repeated samples the
+through the one evaluation (``promptcanary.core.verdict.evaluate``); with repeated samples the
 significance tests and their multiple-testing correction run over the whole suite on both sides.
 """
 
@@ -13,12 +13,10 @@ from typing import Any
 
 import pytest
 
-from promptcanary.core.config import load_suite
-from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, evaluate
-from promptcanary.core.merge import RunPart, merge_runs
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult
-from promptcanary.core.shard import Shard
+from promptcanary.core.run.shards import RunPart, Shard, merge_runs
 from promptcanary.core.suite import CanarySuite
+from promptcanary.core.verdict.evaluate import Evaluation, EvaluationPolicy, evaluate
 from promptcanary.providers.replay import ReplayProvider
 from promptcanary.storage.base import snapshot_to_json
 
@@ -57,7 +55,7 @@ def snapshot_document(evaluation: Evaluation) -> dict[str, Any]:
 @pytest.mark.parametrize("samples", [1, 5])
 @pytest.mark.parametrize("recording", ["drifted.jsonl", "baseline.jsonl"])
 def test_four_shards_merged_equal_one_job(recording: str, samples: int) -> None:
-    suite = load_suite(EXAMPLES / "canary.yaml")
+    suite = CanarySuite.from_yaml(EXAMPLES / "canary.yaml")
     baseline = BaselineSnapshot.of_run(run(suite, "baseline.jsonl", samples, None))
     policy = EvaluationPolicy(promotion="always")
 

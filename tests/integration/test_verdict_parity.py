@@ -1,6 +1,6 @@
 """The CLI and the action reach the same verdict on the same baseline and the same recordings.
 
-Both front ends call one evaluation (``promptcanary.core.evaluate``); this test holds them to it
+Both front ends call one evaluation (``promptcanary.core.verdict.evaluate``); this test holds them to it
 end to end. The CLI runs as a user runs it (``run --replay`` then ``compare --update-baseline``);
 the action's side is its per-pair step, ``pipeline.run_pair``, with its real provider factory and
 its real ``baseline: path`` store. Each side reads the same baseline snapshot and replays the same
@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from promptcanary.cli import main as cli_main
-from promptcanary.core.config import load_suite
-from promptcanary.core.evaluate import PROMOTION_RULES
 from promptcanary.core.models import BaselineSnapshot
-from promptcanary.core.suite import ModelSpec
+from promptcanary.core.spec import ModelSpec
+from promptcanary.core.suite import CanarySuite
+from promptcanary.core.verdict.evaluate import PROMOTION_RULES
 from promptcanary.providers.replay import ReplayProvider
 from promptcanary.storage.file import FileBaselineStore
 from promptcanary_action.activity import Activity
@@ -69,7 +69,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def baseline_snapshot(workdir: Path, suite_file: str) -> BaselineSnapshot:
     """The baseline both sides read: the recorded baseline answers, scored by ``suite_file``."""
-    suite = load_suite(workdir / suite_file)
+    suite = CanarySuite.from_yaml(workdir / suite_file)
     run = suite.run(ReplayProvider(workdir / "recordings" / "baseline.jsonl"), show_progress=False)
     return BaselineSnapshot.of_run(run)
 
@@ -118,7 +118,7 @@ def action_verdict(
         issue_on_drift=False,
         is_pull_request=False,
     )
-    suite = load_suite(workdir / "canary.yaml")
+    suite = CanarySuite.from_yaml(workdir / "canary.yaml")
     pair = asyncio.run(
         run_pair(
             LoadedSuite(suite, workdir / "canary.yaml", "canary.yaml"),

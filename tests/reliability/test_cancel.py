@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from promptcanary.core.runner import STOPPED_ERROR
+from promptcanary.core.run.session import STOPPED_ERROR
 from tests.e2e.conftest import FAST_INPUTS, pr_event, push_event
 from tests.e2e.runner import ActionResult, signal_action
 from tests.reliability.conftest import ActionHarness, keyword_prompts, run_json, suite_text

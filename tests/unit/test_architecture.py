@@ -18,6 +18,7 @@ ENGINE = ROOT / "promptcanary"
 ACTION = ROOT / "promptcanary_action"
 LITELLM_MODULE = ENGINE / "providers" / "litellm.py"
 PYGITHUB_MODULE = ACTION / "github.py"
+PYGITHUB_DOTTED = "promptcanary_action.github"
 GITHUB_PACKAGES = {"github", "github3", "ghapi", "promptcanary_action"}
 _DYNAMIC_IMPORTERS = {"import_module", "__import__"}
 
@@ -80,7 +81,8 @@ def python_files(package: Path) -> list[Path]:
 
 
 def _where(path: Path, imp: Import) -> str:
-    return f"{path.relative_to(ROOT)}:{imp.line} imports {imp.module}"
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    return f"{shown}:{imp.line} imports {imp.module}"
 
 
 def _imports_of_package(top: str, paths: list[Path], *, home: Path | None = None) -> list[str]:
@@ -207,36 +209,63 @@ def _offenders(paths: list[Path], forbidden: tuple[str, ...]) -> list[str]:
     ]
 
 
+RUN = CORE / "run"
+SAMPLING = CORE / "sampling"
+VERDICT = CORE / "verdict"
+ADAPTERS = ("promptcanary.providers", "promptcanary.storage", "promptcanary.cli")
+
+
 def test_scoring_never_calls_back_into_the_runner_or_the_evaluation() -> None:
     forbidden = (
-        "promptcanary.core.runner",
-        "promptcanary.core.evaluate",
-        "promptcanary.providers",
-        "promptcanary.storage",
+        "promptcanary.core.run.runner",
+        "promptcanary.core.run.session",
+        "promptcanary.core.verdict",
+        *ADAPTERS,
     )
-    assert _offenders([CORE / "scoring.py"], forbidden) == []
+    assert _offenders([RUN / "scoring.py"], forbidden) == []
 
 
 def test_probes_know_nothing_of_suites_runs_or_scoring() -> None:
     forbidden = (
         "promptcanary.core.suite",
-        "promptcanary.core.runner",
-        "promptcanary.core.scoring",
-        "promptcanary.core.evaluate",
+        "promptcanary.core.spec",
+        "promptcanary.core.run",
+        "promptcanary.core.verdict",
     )
     assert _offenders(python_files(CORE / "probes"), forbidden) == []
 
 
 def test_the_evaluation_does_no_io() -> None:
     # Loading the baseline and saving a promoted run belong to the CLI and the action.
-    forbidden = ("promptcanary.storage", "promptcanary.providers", "promptcanary.core.runner")
-    assert _offenders([CORE / "evaluate.py", CORE / "rescore.py"], forbidden) == []
+    forbidden = (
+        "promptcanary.core.run.runner",
+        "promptcanary.core.run.session",
+        "promptcanary.core.run.provider",
+        "promptcanary.core.run.recording",
+        "promptcanary.core.files",
+        *ADAPTERS,
+    )
+    assert _offenders(python_files(VERDICT), forbidden) == []
+
+
+def test_sampling_is_pure() -> None:
+    # The statistics of samples: auto read counts and write decisions; the runner calls them.
+    forbidden = (
+        "promptcanary.core.run",
+        "promptcanary.core.verdict",
+        "promptcanary.core.render",
+        "promptcanary.core.files",
+        *ADAPTERS,
+    )
+    assert _offenders(python_files(SAMPLING), forbidden) == []
 
 
 def test_the_flow_rules_see_real_imports() -> None:
     # So the rules above cannot pass because the checker sees nothing.
-    assert "promptcanary.core.scoring" in runtime_imports(CORE / "runner.py")
-    assert "promptcanary.core.comparator" in runtime_imports(CORE / "evaluate.py")
+    assert "promptcanary.core.run.scoring" in runtime_imports(RUN / "runner.py")
+    assert "promptcanary.core.comparator" in runtime_imports(VERDICT / "evaluate.py")
+    assert "promptcanary.core.sampling.sequential" in runtime_imports(SAMPLING / "pool.py")
+    assert "promptcanary.core.probes.base" in runtime_imports(CORE / "spec.py")
 
 
 # ── function length ──────────────────────────────────────────────────────────
@@ -370,3 +399,144 @@ def test_no_function_over_60_lines_without_a_reason() -> None:
         f" '{LONG_MARK} <why>' comment right above the def or on the first line of its body:\n"
         + "\n".join(offenders)
     )
+
+
+# ── import cycles and layers ─────────────────────────────────────────────────
+
+
+def module_names(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:
+    """Dotted module name → file, for every module of ``packages`` under ``root``."""
+    found: dict[str, Path] = {}
+    for package in packages:
+        for path in python_files(root / package):
+            parts = path.relative_to(root).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _owner(name: str, modules: dict[str, Path]) -> str | None:
+    """The module of ``modules`` that ``name`` (a module or ``module.attribute``) lives in."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def import_graph(root: Path, packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """Module → the modules of ``packages`` it imports: at the top, in functions (deferred) and
+    under ``TYPE_CHECKING`` alike. ``from pkg import sub`` imports the module ``pkg.sub``."""
+    modules = module_names(root, packages)
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                subs = [f"{node.module}.{a.name}" for a in node.names]
+                targets.update(s for s in subs if s in modules)
+                if not all(s in modules for s in subs):
+                    targets.add(node.module)
+        owners = {_owner(t, modules) for t in targets}
+        graph[name] = {o for o in owners if o is not None and o != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _write_package(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_cycle_rule_finds_deferred_and_type_checking_cycles(tmp_path: Path) -> None:
+    _write_package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "def f():\n    from pkg.b import g\n",
+            "pkg/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import a\n",
+            "pkg/c.py": "import pkg.d\n",
+            "pkg/d.py": "import os\nfrom pkg import sub\n",
+            "pkg/sub/__init__.py": "from pkg.sub.leaf import x\n",
+            "pkg/sub/leaf.py": "x = 1\n",
+        },
+    )
+    graph = import_graph(tmp_path, ("pkg",))
+    assert graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == {"pkg.a"}
+    assert graph["pkg.d"] == {"pkg.sub"}
+    # A package importing its own module and that module being imported from the package
+    # (``from pkg.sub.leaf import x``) is no cycle; a.py and b.py are one.
+    assert cycles(graph) == [["pkg.a", "pkg.b"]]
+
+
+def test_no_import_cycle_in_the_engine() -> None:
+    graph = import_graph(ROOT, ("promptcanary",))
+    assert "promptcanary.core.run.runner" in graph  # the rule reads the real modules
+    assert cycles(graph) == [], "import cycles (deferred and TYPE_CHECKING imports count)"
+
+
+def test_no_import_cycle_in_the_action() -> None:
+    graph = import_graph(ROOT, ("promptcanary_action",))
+    assert "promptcanary_action.main" in graph
+    assert cycles(graph) == [], "import cycles (deferred and TYPE_CHECKING imports count)"
+
+
+def _every_import(paths: list[Path], forbidden: tuple[str, ...]) -> list[str]:
+    """Where ``paths`` import a module of ``forbidden``, at any depth, TYPE_CHECKING included."""
+    return [
+        _where(path, imp)
+        for path in paths
+        for imp in imports_of(path.read_text())
+        if any(imp.module == f or imp.module.startswith(f + ".") for f in forbidden)
+    ]
+
+
+def test_the_core_imports_none_of_its_adapters() -> None:
+    core = python_files(CORE)
+    assert RUN / "provider.py" in core
+    assert _every_import(core, ADAPTERS) == []
+
+
+def test_the_action_baselines_know_neither_the_settings_nor_the_github_client() -> None:
+    baselines = python_files(ACTION / "baselines")
+    assert ACTION / "baselines" / "branch.py" in baselines
+    forbidden = ("promptcanary_action.settings", PYGITHUB_DOTTED, "github")
+    assert _every_import(baselines, forbidden) == []
+
+
+def test_the_layer_rules_catch_an_offender(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n    from promptcanary.storage.file import X\n")
+    assert _every_import([path], ADAPTERS) == [f"{path}:2 imports promptcanary.storage.file"]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from promptcanary.core.config import suite_from_text
+from promptcanary.core.config.schema import suite_from_text
 from promptcanary.core.probes import get_probe_registry
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import types
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeCategory, ProbeResult
 from promptcanary.core.probes.registry import (
@@ -40,12 +40,13 @@ def register_probe(cls: type[BaseProbe]) -> type[BaseProbe]:
 
 def get_probe_registry() -> dict[str, type[BaseProbe]]:
     """A copy of the active registry: ``probe_id`` → probe class."""
-    return active_registry().as_dict()
+    # The registry holds what BaseProbe subclasses and register_probe() put there.
+    return cast(dict[str, type[BaseProbe]], active_registry().as_dict())
 
 
 def get_probe(probe_id: str) -> type[BaseProbe]:
     """The probe class registered under ``probe_id``; unknown ids list the valid ones."""
-    return active_registry().get(probe_id)
+    return cast(type[BaseProbe], active_registry().get(probe_id))
 
 
 class BaseProbe(abc.ABC):

@@ -15,10 +15,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import ClassVar, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from promptcanary.core.probes.base import BaseProbe
+
+class ProbeClass(Protocol):
+    """What the registry reads of a probe class: its id. :class:`~promptcanary.core.probes.base.
+    BaseProbe` subclasses satisfy it; the registry stays below the probe contract (it is handed
+    classes, it never imports them)."""
+
+    probe_id: ClassVar[str]
+
+
+C = TypeVar("C", bound=type[ProbeClass])
 
 
 class ProbeRegistryError(ValueError, KeyError):
@@ -41,12 +49,12 @@ class ProbeRegistry:
         probes: Classes to register at once (e.g. ``DEFAULT_REGISTRY.classes()``).
     """
 
-    def __init__(self, probes: Iterable[type[BaseProbe]] = ()) -> None:
-        self._probes: dict[str, type[BaseProbe]] = {}
+    def __init__(self, probes: Iterable[type[ProbeClass]] = ()) -> None:
+        self._probes: dict[str, type[ProbeClass]] = {}
         for cls in probes:
             self.register(cls)
 
-    def register(self, cls: type[BaseProbe]) -> type[BaseProbe]:
+    def register(self, cls: C) -> C:
         """Register ``cls`` under its ``probe_id``; returns it (usable as a class decorator)."""
         probe_id = cls.probe_id
         existing = self._probes.get(probe_id)
@@ -58,7 +66,7 @@ class ProbeRegistry:
         self._probes[probe_id] = cls
         return cls
 
-    def get(self, probe_id: str) -> type[BaseProbe]:
+    def get(self, probe_id: str) -> type[ProbeClass]:
         """The class registered under ``probe_id``; an unknown id lists the valid ones."""
         try:
             return self._probes[probe_id]
@@ -72,7 +80,7 @@ class ProbeRegistry:
         """Every registered id, sorted."""
         return sorted(self._probes)
 
-    def as_dict(self) -> dict[str, type[BaseProbe]]:
+    def as_dict(self) -> dict[str, type[ProbeClass]]:
         """A copy: ``probe_id`` → class (changing it does not change the registry)."""
         return dict(self._probes)
 
@@ -82,7 +90,7 @@ class ProbeRegistry:
     def __contains__(self, probe_id: object) -> bool:
         return probe_id in self._probes
 
-    def __getitem__(self, probe_id: str) -> type[BaseProbe]:
+    def __getitem__(self, probe_id: str) -> type[ProbeClass]:
         return self.get(probe_id)
 
     def __iter__(self) -> Iterator[str]:
@@ -91,7 +99,7 @@ class ProbeRegistry:
     def __len__(self) -> int:
         return len(self._probes)
 
-    def values(self) -> list[type[BaseProbe]]:
+    def values(self) -> list[type[ProbeClass]]:
         return list(self._probes.values())
 
     @contextmanager

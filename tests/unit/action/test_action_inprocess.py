@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from promptcanary.providers.base import ProviderError
+from promptcanary.core.run.provider import ProviderError
 from promptcanary_action.baselines.base import make_backend
 from promptcanary_action.github_errors import GitHubPermissionError
 from promptcanary_action.github_port import GitHubPort

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from promptcanary.core.config import suite_from_text
+from promptcanary.core.config.schema import suite_from_text
 from promptcanary.core.models import CanaryPrompt, CanaryRunResult, LLMResponse
-from promptcanary.core.shard import Shard
+from promptcanary.core.run.provider import BaseLLMProvider, ProviderConfig
+from promptcanary.core.run.shards import Shard
 from promptcanary.core.suite import CanarySuite
-from promptcanary.providers.base import BaseLLMProvider, ProviderConfig
 from promptcanary_action.errors import UsageError
 from promptcanary_action.legs import judge_legs, leg_activity, read_legs
 from promptcanary_action.outcome import PairOutcome, StepOutcome
@@ -36,7 +36,9 @@ class FineProvider(BaseLLMProvider):
 
 def suite(count: int = 9, text: str = "Question") -> CanarySuite:
     prompts = "".join(f"  - id: q{k}\n    text: {text} {k}\n" for k in range(count))
-    return suite_from_text(SUITE.format(prompts=prompts), source="canary.yaml")
+    return suite_from_text(
+        SUITE.format(prompts=prompts), source="canary.yaml", suite_class=CanarySuite
+    )
 
 
 def loaded(of: CanarySuite) -> LoadedSuite:

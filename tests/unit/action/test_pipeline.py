@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from promptcanary.core.config import suite_from_text
-from promptcanary.core.evaluate import promotion_allowed
+from promptcanary.core.config.schema import suite_from_text
 from promptcanary.core.models import (
     BaselineSnapshot,
 )
-from promptcanary.core.suite import ModelSpec
-from promptcanary.providers.base import ProviderError
+from promptcanary.core.run.provider import ProviderError
+from promptcanary.core.spec import ModelSpec
+from promptcanary.core.suite import CanarySuite
+from promptcanary.core.verdict.evaluate import promotion_allowed
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
 from promptcanary_action.baselines.base import BaselineStoreError
@@ -107,7 +108,7 @@ SETTINGS = dataclasses.replace(Settings(), max_retries=0, concurrency=2, samples
 
 
 def loaded(text: str = SUITE) -> LoadedSuite:
-    suite = suite_from_text(dedent(text), source="canary.yaml")
+    suite = suite_from_text(dedent(text), source="canary.yaml", suite_class=CanarySuite)
     return LoadedSuite(suite, Path("/ws/canary.yaml"), "canary.yaml")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from promptcanary.core.models import CanaryRunResult, LLMResponse, ProviderConfig
-from promptcanary.core.usage import UsageLimits, compare_usage, usage_findings
+from promptcanary.core.verdict.usage import UsageLimits, compare_usage, usage_findings
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.render import (
     check_run_output,

@@ -12,12 +12,13 @@ import pytest
 import yaml
 
 from promptcanary.core.comparator import compare
-from promptcanary.core.config import suite_from_text
+from promptcanary.core.config.schema import suite_from_text
 from promptcanary.core.models import (
     BaselineSnapshot,
     CanaryRunResult,
     ProviderConfig,
 )
+from promptcanary.core.suite import CanarySuite
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
 from promptcanary_action.report_dir import (
     STEP_FILE,
@@ -41,7 +42,8 @@ probes:
 prompts:
   - {id: p1, text: one}
   - {id: p2, text: two}
-"""
+""",
+    suite_class=CanarySuite,
 )
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from promptcanary.core.adaptive import Sequencer, decide_run, replay
 from promptcanary.core.models import LLMResponse, ProbeResult, ScoreSummary
-from promptcanary.core.pool import PooledPrompt, answer_digest
-from promptcanary.core.sequential import Policy, Verdict
+from promptcanary.core.sampling.pool import PooledPrompt, answer_digest
+from promptcanary.core.sampling.sequencer import Sequencer, decide_run, replay
+from promptcanary.core.sampling.sequential import Policy, Verdict
 
 POLICY = Policy(min_samples=3, max_samples=12)
 
@@ -160,7 +160,7 @@ def test_decide_run_reads_the_procedure_from_the_run() -> None:
         Provenance,
         ProviderConfig,
     )
-    from promptcanary.core.pool import entry_for
+    from promptcanary.core.sampling.pool import entry_for
 
     def run(outcomes: list[bool], info: AdaptiveSampling | None, run_id: str) -> CanaryRunResult:
         results, responses = _answers("a", outcomes)
@@ -182,8 +182,8 @@ def test_decide_run_reads_the_procedure_from_the_run() -> None:
 
 
 def test_comparison_fields_of_a_regression_and_an_undecided_one() -> None:
-    from promptcanary.core.adaptive import comparison_fields
-    from promptcanary.core.sequential import Counts, Decision
+    from promptcanary.core.sampling.sequencer import comparison_fields
+    from promptcanary.core.sampling.sequential import Counts, Decision
 
     regressed = Decision(Verdict.REGRESSED, Counts(95, 100), Counts(5, 20), 4000.0, 0.01, 0.002)
     fields = comparison_fields(regressed)

@@ -9,11 +9,12 @@ from collections import Counter
 
 from promptcanary.core.comparator import compare
 from promptcanary.core.models import BaselineSnapshot, CanaryPrompt, LLMResponse, ProviderConfig
-from promptcanary.core.pool import promote
 from promptcanary.core.probes.format import KeywordPresenceProbe
-from promptcanary.core.runner import run_suite
-from promptcanary.core.suite import CanarySuite, RunOptions
-from promptcanary.providers.base import BaseLLMProvider
+from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.provider import BaseLLMProvider
+from promptcanary.core.run.runner import run_suite
+from promptcanary.core.sampling.pool import promote
+from promptcanary.core.suite import CanarySuite
 
 
 class Answers(BaseLLMProvider):

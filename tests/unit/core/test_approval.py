@@ -7,14 +7,21 @@ from textwrap import dedent
 
 import pytest
 
-from promptcanary.core.approval import (
+from promptcanary.core.config.schema import suite_from_text
+from promptcanary.core.models import Approval, BaselineSnapshot, RegressionKey
+from promptcanary.core.suite import CanarySuite
+from promptcanary.core.verdict.approval import (
     regression_keys,
     split_regressions,
     without_approved,
 )
-from promptcanary.core.config import suite_from_text
-from promptcanary.core.evaluate import Evaluation, EvaluationPolicy, Promotion, evaluate, judge
-from promptcanary.core.models import Approval, BaselineSnapshot, RegressionKey
+from promptcanary.core.verdict.evaluate import (
+    Evaluation,
+    EvaluationPolicy,
+    Promotion,
+    evaluate,
+    judge,
+)
 from promptcanary.storage.base import snapshot_from_json, snapshot_to_json
 from tests.unit.core.test_evaluate import SUITE as BASE_SUITE
 from tests.unit.core.test_evaluate import run
@@ -43,7 +50,7 @@ def approval(*prompts: str, head: str = "abc123", approver: str = "rev") -> Appr
 def judged(
     approved: Approval | None, bad: tuple[str, ...], *, fail_on: str = "regression"
 ) -> Evaluation:
-    s = suite_from_text(dedent(SUITE))
+    s = suite_from_text(dedent(SUITE), suite_class=CanarySuite)
     answers = {**GOOD, **{p: "no" for p in bad}}
     base = BaselineSnapshot.of_run(run(s, dict(GOOD)))
     policy = EvaluationPolicy(promotion="if_clean", approval=approved, fail_on=fail_on)

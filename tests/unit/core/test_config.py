@@ -8,7 +8,7 @@ from textwrap import dedent
 
 import pytest
 
-from promptcanary.core.config import (
+from promptcanary.core.config.schema import (
     MAX_FILE_BYTES,
     PROMPT_KEYS,
     SUITE_KEYS,
@@ -21,7 +21,8 @@ from promptcanary.core.config import (
 )
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeResult, default_prompt_id
 from promptcanary.core.probes import BaseProbe, get_probe_registry
-from promptcanary.core.suite import CanarySuite, ModelSpec, RunDefaults
+from promptcanary.core.spec import ModelSpec, RunDefaults
+from promptcanary.core.suite import CanarySuite
 from tests.suite_texts import SPEC_YAML, yaml_bomb
 
 
@@ -228,7 +229,8 @@ def test_editing_a_probe_parameter_changes_its_key_and_the_config_hash(tmp_path:
 
 def test_custom_registered_probe_type_loads() -> None:
     suite = suite_from_text(
-        "name: s\nprobes: [{type: config_test_range, threshold: 0.25}]\nprompts: [{text: hi}]\n"
+        "name: s\nprobes: [{type: config_test_range, threshold: 0.25}]\nprompts: [{text: hi}]\n",
+        suite_class=CanarySuite,
     )
     assert isinstance(suite.bindings[0].probe, _RangeProbe)
     assert suite.bindings[0].probe.params() == {"threshold": 0.25, "label": ""}
@@ -243,7 +245,7 @@ def test_anchors_are_expanded_into_each_use() -> None:
         prompts: [{text: hi, tags: *shared}]
         """
     )
-    suite = suite_from_text(text)
+    suite = suite_from_text(text, suite_class=CanarySuite)
     assert suite.tags == ["alpha", "beta"]
     assert suite.prompts[0].tags == ["alpha", "beta"]
     assert suite.bindings[0].apply_to_tags == ("alpha", "beta")
@@ -261,7 +263,7 @@ def test_merge_key_explicit_values_win() -> None:
         probes: [{type: json_validity}]
         """
     )
-    suite = suite_from_text(text)
+    suite = suite_from_text(text, suite_class=CanarySuite)
     first, second = suite.prompts
     assert second.id == "second"
     assert second.text == "hi"
@@ -296,7 +298,7 @@ def test_a_suite_built_in_python_renders_and_reloads() -> None:
     ]
     suite = CanarySuite("py", prompts, [_RangeProbe(threshold=0.75, label="x")], tags=["t"])
 
-    reloaded = suite_from_text(suite.to_yaml_template())
+    reloaded = suite_from_text(suite.to_yaml_template(), suite_class=CanarySuite)
 
     assert [p.id for p in reloaded.prompts] == ["greet", prompts[1].id]
     assert [b.key for b in reloaded.bindings] == [b.key for b in suite.bindings]
@@ -305,7 +307,7 @@ def test_a_suite_built_in_python_renders_and_reloads() -> None:
 
 
 def test_template_has_the_spec_keys() -> None:
-    suite = suite_from_text(SPEC_EXAMPLE)
+    suite = suite_from_text(SPEC_EXAMPLE, suite_class=CanarySuite)
     template = suite.to_yaml_template()
     lines = template.splitlines()
     for key in ("name:", "description:", "tags:", "probes:", "prompts:"):
@@ -565,4 +567,4 @@ def test_dict_source_has_no_line() -> None:
     assert info.value.line is None
     assert str(info.value).startswith("<dict>: unknown probe type 'zzz'. Valid types: ")
     with pytest.raises(SuiteConfigError, match="top level of a suite must be a mapping"):
-        CanarySuite._from_dict(["not", "a", "mapping"])  # type: ignore[arg-type]
+        suite_from_dict(["not", "a", "mapping"])

@@ -8,8 +8,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from promptcanary.core.config import SuiteConfigError, suite_from_dict, suite_from_text
-from promptcanary.core.suite import CanarySuite
+from promptcanary.core.config.schema import SuiteConfigError, suite_from_dict, suite_from_text
+from promptcanary.core.spec import SuiteSpec
 
 VALID = """\
 name: fuzz-suite
@@ -56,7 +56,7 @@ def assert_loads_or_config_error(text: str) -> None:
         assert error.file == "fuzz.yaml"
         assert error.message
         return
-    assert isinstance(suite, CanarySuite)
+    assert isinstance(suite, SuiteSpec)
     assert suite.prompts and suite.bindings
 
 

@@ -7,15 +7,7 @@ from textwrap import dedent
 
 import pytest
 
-from promptcanary.core.config import suite_from_text
-from promptcanary.core.evaluate import (
-    PROMOTION_RULES,
-    Evaluation,
-    EvaluationPolicy,
-    Promotion,
-    PromotionRule,
-    evaluate,
-)
+from promptcanary.core.config.schema import suite_from_text
 from promptcanary.core.models import (
     BaselineSnapshot,
     CanaryPrompt,
@@ -23,9 +15,17 @@ from promptcanary.core.models import (
     LLMResponse,
     ProviderConfig,
 )
+from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.suite import CanarySuite
-from promptcanary.core.usage import UsageLimits
-from promptcanary.providers.base import BaseLLMProvider
+from promptcanary.core.verdict.evaluate import (
+    PROMOTION_RULES,
+    Evaluation,
+    EvaluationPolicy,
+    Promotion,
+    PromotionRule,
+    evaluate,
+)
+from promptcanary.core.verdict.usage import UsageLimits
 
 SUITE = """
 name: demo
@@ -58,7 +58,7 @@ class Scripted(BaseLLMProvider):
 
 
 def suite(text: str = SUITE) -> CanarySuite:
-    return suite_from_text(dedent(text))
+    return suite_from_text(dedent(text), suite_class=CanarySuite)
 
 
 def run(s: CanarySuite, answers: dict[str, str | None] | None = None) -> CanaryRunResult:

@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from promptcanary.core.gate import FAIL_ON, gate_failed, untrustworthy
 from promptcanary.core.models import (
     CanaryRunResult,
     DriftReport,
@@ -15,6 +14,7 @@ from promptcanary.core.models import (
     ProbeResult,
     ProviderConfig,
 )
+from promptcanary.core.verdict.gate import FAIL_ON, gate_failed, untrustworthy
 
 PROVIDER = ProviderConfig(model_id="m")
 

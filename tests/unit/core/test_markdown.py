@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from promptcanary.core.markdown import (
+from promptcanary.core.render.markdown import (
     ZWSP,
     code_block,
     code_span,

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from promptcanary.core.merge import MergeError, RunPart, merge_runs
 from promptcanary.core.models import CanaryPrompt, CanaryRunResult, LLMResponse
 from promptcanary.core.probes.format import KeywordPresenceProbe, ResponseLengthProbe
-from promptcanary.core.shard import Shard
+from promptcanary.core.run.provider import BaseLLMProvider, ProviderConfig
+from promptcanary.core.run.shards import MergeError, RunPart, Shard, merge_runs
 from promptcanary.core.suite import CanarySuite
-from promptcanary.providers.base import BaseLLMProvider, ProviderConfig
 
 # Not compared: they name or date one run, whoever makes it.
 VOLATILE_RUN = {"run_id", "started_at", "finished_at", "duration_ms"}

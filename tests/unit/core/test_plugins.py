@@ -10,8 +10,8 @@ from textwrap import dedent
 
 import pytest
 
-from promptcanary.core.plugins import ProbeModuleError, import_probe_modules
 from promptcanary.core.probes.base import ProbeRegistryError, get_probe_registry
+from promptcanary.core.probes.plugins import ProbeModuleError, import_probe_modules
 
 
 def unique(prefix: str) -> str:
@@ -175,7 +175,7 @@ def test_a_dotted_module_raising_at_import_names_its_file_and_line(tmp_path: Pat
 
 
 def test_a_module_can_register_into_another_registry(tmp_path: Path) -> None:
-    from promptcanary.core.config import suite_from_text
+    from promptcanary.core.config.schema import suite_from_text
     from promptcanary.core.probes.registry import DEFAULT_REGISTRY, ProbeRegistry
 
     probe_id = unique("own_registry")

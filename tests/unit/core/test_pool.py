@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from promptcanary.core import pool
 from promptcanary.core.models import (
     BaselineSnapshot,
     CanaryRunResult,
@@ -18,7 +17,8 @@ from promptcanary.core.models import (
     ScoreSummary,
     ToolCall,
 )
-from promptcanary.core.sequential import Counts
+from promptcanary.core.sampling import pool
+from promptcanary.core.sampling.sequential import Counts
 
 
 def _result(

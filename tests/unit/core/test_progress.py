@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from promptcanary.core.progress import RunProgress
+from promptcanary.core.run.progress import RunProgress
 
 
 class Clock:

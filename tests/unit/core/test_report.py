@@ -18,7 +18,7 @@ from promptcanary.core.models import (
     ProbeResult,
     ProviderConfig,
 )
-from promptcanary.core.report import (
+from promptcanary.core.render.report import (
     Trusted,
     render_json,
     render_markdown,
@@ -207,7 +207,7 @@ def test_drift_markdown_with_a_run_that_kept_no_responses_renders() -> None:
 
 
 def test_terminal_drift_lists_inconclusive_comparisons() -> None:
-    from promptcanary.core.terminal import format_drift
+    from promptcanary.core.render.terminal import format_drift
 
     open_ = comparison(
         "p2", 0.95, 0.92, baseline_pass_rate=0.95, current_pass_rate=0.75, current_samples=60,

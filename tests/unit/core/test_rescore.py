@@ -5,7 +5,7 @@ from __future__ import annotations
 from textwrap import dedent
 
 from promptcanary.core.comparator import compare
-from promptcanary.core.config import suite_from_text
+from promptcanary.core.config.schema import suite_from_text
 from promptcanary.core.models import (
     BaselineSnapshot,
     CanaryPrompt,
@@ -13,9 +13,9 @@ from promptcanary.core.models import (
     LLMResponse,
     ProviderConfig,
 )
-from promptcanary.core.rescore import needs_rescore, rescore
+from promptcanary.core.run.provider import BaseLLMProvider
+from promptcanary.core.run.scoring import needs_rescore, rescore
 from promptcanary.core.suite import CanarySuite
-from promptcanary.providers.base import BaseLLMProvider
 
 MODEL = "fake/model"
 
@@ -66,7 +66,7 @@ class ScriptedProvider(BaseLLMProvider):
 
 
 def suite(text: str) -> CanarySuite:
-    return suite_from_text(dedent(text))
+    return suite_from_text(dedent(text), suite_class=CanarySuite)
 
 
 def run(s: CanarySuite, samples: int = 1) -> CanaryRunResult:

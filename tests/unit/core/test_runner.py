@@ -15,18 +15,19 @@ import pytest
 import promptcanary
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
 from promptcanary.core.probes.format import KeywordPresenceProbe
-from promptcanary.core.progress import RunProgress
-from promptcanary.core.runner import (
+from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.progress import RunProgress
+from promptcanary.core.run.provider import BaseLLMProvider, MissingCredentialsError, ProviderError
+from promptcanary.core.run.runner import effective_config, run_suite
+from promptcanary.core.run.session import (
     BACKOFF_BASE,
     RETRY_AFTER_CAP,
+    Job,
     RunSession,
     backoff_delay,
-    effective_config,
     plan,
-    run_suite,
 )
-from promptcanary.core.suite import CanarySuite, RunOptions
-from promptcanary.providers.base import BaseLLMProvider, MissingCredentialsError, ProviderError
+from promptcanary.core.suite import CanarySuite
 from promptcanary.providers.replay import ReplayProvider
 from tests.fakes.sleeps import AsyncSleeps
 
@@ -448,7 +449,8 @@ def test_a_later_round_runs_further_samples_for_a_subset_of_prompts() -> None:
 
     async def two_rounds() -> list[LLMResponse]:
         first = await session.answer(plan(suite.prompts, 2), progress)
-        more = await session.answer(plan(suite.prompts[1:2], 2, first_sample=2), progress)
+        later = [Job(p, sample) for p in suite.prompts[1:2] for sample in (2, 3)]
+        more = await session.answer(later, progress)
         return first + more
 
     responses = asyncio.run(two_rounds())

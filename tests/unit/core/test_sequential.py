@@ -15,8 +15,8 @@ from functools import cache
 
 import pytest
 
-from promptcanary.core import sequential as seq
-from promptcanary.core.sequential import Counts, Decision, Look, Policy, Verdict
+from promptcanary.core.sampling import sequential as seq
+from promptcanary.core.sampling.sequential import Counts, Decision, Look, Policy, Verdict
 
 from .test_stats import BH_1995
 

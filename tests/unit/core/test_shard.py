@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from promptcanary.core.models import CanaryPrompt
-from promptcanary.core.shard import Shard, ShardError, deal
+from promptcanary.core.run.shards import Shard, ShardError, deal
 
 
 def ids(count: int) -> list[str]:
@@ -74,7 +74,7 @@ def test_the_deal_is_the_same_in_another_process_with_another_hash_seed() -> Non
     prompt_ids = ids(300)
     script = (
         "import json, sys\n"
-        "from promptcanary.core.shard import deal\n"
+        "from promptcanary.core.run.shards import deal\n"
         "print(json.dumps(deal(json.loads(sys.stdin.read()), 4)))\n"
     )
     elsewhere = {}

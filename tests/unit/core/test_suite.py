@@ -6,8 +6,10 @@ import asyncio
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
 from promptcanary.core.probes import JsonValidityProbe, KeywordPresenceProbe
-from promptcanary.core.suite import CanarySuite, RunDefaults, RunOptions
-from promptcanary.providers.base import BaseLLMProvider
+from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.provider import BaseLLMProvider
+from promptcanary.core.spec import RunDefaults
+from promptcanary.core.suite import CanarySuite
 
 
 def _suite(*prompts: CanaryPrompt, system: str | None = None) -> CanarySuite:

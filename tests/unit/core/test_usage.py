@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from promptcanary.core.models import CanaryRunResult, LLMResponse, ProviderConfig
-from promptcanary.core.usage import (
+from promptcanary.core.verdict.usage import (
     UsageLimits,
     compare_usage,
     format_metric,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from promptcanary.core.config import SuiteConfigError, suite_from_text
+from promptcanary.core.config.schema import SuiteConfigError, suite_from_text
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeResult
 from promptcanary.core.probes import JsonValidityProbe
 from promptcanary.core.probes.base import BaseProbe, get_probe, probe

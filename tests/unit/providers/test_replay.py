@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ToolCall
-from promptcanary.providers.base import ProviderError
-from promptcanary.providers.replay import ReplayFileError, ReplayProvider, write_recording
+from promptcanary.core.run.provider import ProviderError
+from promptcanary.core.run.recording import write_recording
+from promptcanary.providers.replay import ReplayFileError, ReplayProvider
 
 
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from promptcanary.core.markdown import sanitize
 from promptcanary.core.models import CanaryRunResult, DriftReport, ProbeComparison
+from promptcanary.core.render.markdown import sanitize
 
 _DETAILS_LIMIT = 160
 

@@ -2,7 +2,7 @@
 
 Markdown has no autoescape in jinja2, so the environment escapes by default instead: its
 ``finalize`` hook passes every ``{{ … }}`` value that is not :class:`Trusted` through
-:func:`~promptcanary.core.markdown.escape_md`. Filters that build markup from untrusted text
+:func:`~promptcanary.core.render.markdown.escape_md`. Filters that build markup from untrusted text
 (``md``, ``cell``, ``html``, ``code``, ``codespan``, ``diff``) escape it themselves and return
 ``Trusted``. Numbers are formatted by filters (``score``, ``delta``, ``pct``, ``pvalue``) and URLs
 by ``url``; those return ``Trusted`` too. Templates are package data (``<package>/templates/*.j2``).
@@ -20,7 +20,8 @@ from urllib.parse import quote, urlsplit
 from jinja2 import PackageLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-from promptcanary.core.markdown import (
+from promptcanary.core.models import CanaryRunResult, DriftReport
+from promptcanary.core.render.markdown import (
     code_block,
     code_span,
     escape_cell,
@@ -30,7 +31,6 @@ from promptcanary.core.markdown import (
     sanitize,
     truncate,
 )
-from promptcanary.core.models import CanaryRunResult, DriftReport
 
 RESPONSE_LIMIT = 4_000
 """Characters of one response shown in a report before it is cut (the full text is in JSON)."""

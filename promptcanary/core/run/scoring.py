@@ -8,12 +8,9 @@ scored failure: one user probe must never end a run. Errored responses are not s
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
-from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeResult
-
-if TYPE_CHECKING:
-    from promptcanary.core.suite import CanarySuite, ProbeBinding
+from promptcanary.core.models import BaselineSnapshot, CanaryPrompt, LLMResponse, ProbeResult
+from promptcanary.core.spec import ProbeBinding, SuiteSpec
 
 
 def score_response(
@@ -52,12 +49,12 @@ def _evaluate(binding: ProbeBinding, prompt: CanaryPrompt, response: LLMResponse
     return result
 
 
-def score(suite: CanarySuite, prompt: CanaryPrompt, response: LLMResponse) -> list[ProbeResult]:
+def score(suite: SuiteSpec, prompt: CanaryPrompt, response: LLMResponse) -> list[ProbeResult]:
     """Every probe of ``suite`` that applies to ``prompt``, on one response."""
     return score_response(suite.bindings_for(prompt), prompt, response)
 
 
-def score_responses(suite: CanarySuite, responses: Iterable[LLMResponse]) -> list[ProbeResult]:
+def score_responses(suite: SuiteSpec, responses: Iterable[LLMResponse]) -> list[ProbeResult]:
     """Every response scored by ``suite``, in the responses' order.
 
     Responses to prompts the suite no longer has are skipped: a comparison lists them as removed.
@@ -69,3 +66,26 @@ def score_responses(suite: CanarySuite, responses: Iterable[LLMResponse]) -> lis
         if prompt is not None:
             results.extend(score(suite, prompt, response))
     return results
+
+
+# ── re-scoring: apply the current suite's probes to a baseline's stored responses ──
+# When probes were added, removed or re-parameterised since the baseline, comparing old scores
+# with new ones would report the probe edit as model drift. Scoring the baseline's own responses
+# with today's probes compares like with like; prompts without a stored response stay "new".
+
+
+def needs_rescore(snapshot: BaselineSnapshot, suite: SuiteSpec) -> bool:
+    """True when the baseline was scored with a different probe configuration."""
+    return snapshot.run_result.provenance.probe_config_hash != suite.probe_config_hash
+
+
+def rescore(snapshot: BaselineSnapshot, suite: SuiteSpec) -> tuple[BaselineSnapshot, int]:
+    """The snapshot with every stored response re-scored by ``suite``; and how many were."""
+    run = snapshot.run_result
+    known = {p.id for p in suite.prompts}
+    # Responses to prompts removed from the suite stay unscored: the comparison lists them.
+    rescored = sum(1 for response in run.llm_responses if response.prompt_id in known)
+    results = score_responses(suite, run.llm_responses)
+    provenance = run.provenance.model_copy(update={"probe_config_hash": suite.probe_config_hash})
+    new_run = run.model_copy(update={"probe_results": results, "provenance": provenance})
+    return snapshot.model_copy(update={"run_result": new_run}), rescored

@@ -12,14 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from promptcanary.core.approval import split_regressions, without_approved
 from promptcanary.core.comparator import DEFAULT_THRESHOLD, compare
-from promptcanary.core.gate import (
-    DEFAULT_FAIL_ON,
-    DEFAULT_MAX_ERROR_RATE,
-    gate_failed,
-    untrustworthy,
-)
 from promptcanary.core.models import (
     Approval,
     BaselineSnapshot,
@@ -27,10 +20,17 @@ from promptcanary.core.models import (
     DriftReport,
     ProbeComparison,
 )
-from promptcanary.core.pool import DEFAULT_POOL, promote
-from promptcanary.core.rescore import needs_rescore, rescore
+from promptcanary.core.run.scoring import needs_rescore, rescore
+from promptcanary.core.sampling.pool import DEFAULT_POOL, promote
 from promptcanary.core.stats import DEFAULT_ALPHA
-from promptcanary.core.usage import (
+from promptcanary.core.verdict.approval import split_regressions, without_approved
+from promptcanary.core.verdict.gate import (
+    DEFAULT_FAIL_ON,
+    DEFAULT_MAX_ERROR_RATE,
+    gate_failed,
+    untrustworthy,
+)
+from promptcanary.core.verdict.usage import (
     CostLookup,
     UsageComparison,
     UsageFinding,
@@ -40,7 +40,7 @@ from promptcanary.core.usage import (
 )
 
 if TYPE_CHECKING:
-    from promptcanary.core.suite import CanarySuite
+    from promptcanary.core.spec import SuiteSpec
 
 PromotionRule = Literal["always", "if_clean", "never"]
 """``if_clean``: promote a run without regressions or errored responses."""
@@ -181,7 +181,7 @@ class _Scored:
 
 
 def _same_probes(
-    baseline: BaselineSnapshot, run: CanaryRunResult, suite: CanarySuite | None
+    baseline: BaselineSnapshot, run: CanaryRunResult, suite: SuiteSpec | None
 ) -> _Scored:
     """Both sides scored with one probe configuration: the suite's, when there is a suite."""
     if suite is None:
@@ -214,7 +214,7 @@ def _apply_approval(
 def evaluate(
     baseline: BaselineSnapshot | None,
     run: CanaryRunResult,
-    suite: CanarySuite | None,
+    suite: SuiteSpec | None,
     policy: EvaluationPolicy,
     *,
     now: datetime | None = None,

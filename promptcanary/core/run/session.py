@@ -1,10 +1,10 @@
-"""The concurrent runner: every (prompt, sample) of a suite against one provider.
+"""The requests of one run: concurrency, retries with backoff, timeouts, per-sample seeds.
 
 Requests run concurrently, at most ``concurrency`` in flight. A transient provider error (429, 5xx,
 connection error, timeout) is retried with exponential backoff and full jitter, waiting at least the
 server's ``Retry-After``; a non-transient one is not. A request that still fails is recorded as an
-*errored* response and the run goes on: one bad prompt never aborts a run. Results come out in
-suite order (prompt, then sample) whatever order the requests finish in.
+*errored* response and the run goes on: one bad prompt never aborts a run. Answers come out in the
+jobs' order whatever order the requests finish in.
 """
 
 from __future__ import annotations
@@ -12,38 +12,17 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import promptcanary
-from promptcanary.core.models import (
-    AdaptiveSampling,
-    BaselineSnapshot,
-    CanaryPrompt,
-    CanaryRunResult,
-    LLMResponse,
-    ProbeResult,
-    Provenance,
-    ProviderConfig,
-)
-from promptcanary.core.pool import entries_of
-from promptcanary.core.progress import RunProgress
-from promptcanary.core.redact import redact_params
-from promptcanary.core.scoring import score_responses
-from promptcanary.providers.base import BaseLLMProvider, ProviderError
-
-if TYPE_CHECKING:
-    from typing import TextIO
-
-    from promptcanary.core.suite import CanarySuite, RunOptions
+from promptcanary.core.models import CanaryPrompt, LLMResponse
+from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.progress import RunProgress
+from promptcanary.core.run.provider import BaseLLMProvider, ProviderError
+from promptcanary.core.spec import SuiteSpec
 
 Sleep = Callable[[float], Awaitable[object]]
-Baseline = BaselineSnapshot | Sequence[BaselineSnapshot]
-"""What an adaptive run decides against: a snapshot (with its stored pool) or a list of them."""
 
 BACKOFF_BASE = 0.5
 """Seconds before the first retry (upper bound of the jittered delay)."""
@@ -55,17 +34,6 @@ RETRY_AFTER_CAP = 60.0
 
 STOPPED_ERROR = "stopped before an answer: the run was stopped"
 """The error of a job the run stopped before answering (see ``run_suite``'s ``stop``)."""
-
-
-def effective_config(config: ProviderConfig, options: RunOptions) -> ProviderConfig:
-    """The provider's configuration with the run's overrides applied."""
-    update = {
-        name: value
-        for name in ("temperature", "max_tokens", "seed")
-        if (value := getattr(options, name)) is not None
-    }
-    # Validated (model_copy is not): a temperature of 5 is refused like in ProviderConfig(...).
-    return ProviderConfig.model_validate({**config.model_dump(), **update}) if update else config
 
 
 def timeout_slack(timeout: float) -> float:
@@ -89,12 +57,9 @@ class Job:
     sample: int
 
 
-def plan(prompts: Sequence[CanaryPrompt], samples: int, *, first_sample: int = 0) -> list[Job]:
-    """Samples ``first_sample`` … ``first_sample + samples - 1`` of every prompt, in suite order.
-
-    A later round (more samples for the prompts still undecided) starts where the last ended.
-    """
-    return [Job(p, first_sample + i) for p in prompts for i in range(samples)]
+def plan(prompts: Sequence[CanaryPrompt], samples: int) -> list[Job]:
+    """Samples 0 … ``samples - 1`` of every prompt, in suite order."""
+    return [Job(p, i) for p in prompts for i in range(samples)]
 
 
 class RunSession:
@@ -106,7 +71,7 @@ class RunSession:
 
     def __init__(
         self,
-        suite: CanarySuite,
+        suite: SuiteSpec,
         provider: BaseLLMProvider,
         options: RunOptions,
         *,
@@ -180,152 +145,6 @@ class RunSession:
 
     async def aclose(self) -> None:
         await self._provider.aclose()
-
-
-def run_suite_blocking(
-    suite: CanarySuite,
-    provider: BaseLLMProvider,
-    options: RunOptions,
-    *,
-    baseline: Baseline | None = None,
-) -> CanaryRunResult:
-    """:func:`run_suite` for synchronous callers, inside or outside a running event loop."""
-
-    def run_in_new_loop() -> CanaryRunResult:
-        return asyncio.run(run_suite(suite, provider, options, baseline=baseline))
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return run_in_new_loop()
-    # Called from a running event loop (a notebook, an async handler), where asyncio.run()
-    # refuses to start: the run gets its own loop in a worker thread.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="promptcanary-run") as pool:
-        return pool.submit(run_in_new_loop).result()
-
-
-async def run_suite(
-    suite: CanarySuite,
-    provider: BaseLLMProvider,
-    options: RunOptions,
-    *,
-    baseline: Baseline | None = None,
-    sleep: Sleep = asyncio.sleep,
-    rng: random.Random | None = None,
-    progress_stream: TextIO | None = None,
-    stop: asyncio.Event | None = None,
-) -> CanaryRunResult:
-    """Run every prompt of ``suite`` against ``provider``, score the answers, return the run.
-
-    ``options`` override the suite's ``defaults:``, which override the provider's configuration.
-    With ``samples: auto`` the answers come in stages decided against ``baseline`` (a snapshot,
-    whose stored pool counts, or a list of snapshots, newest first); without a baseline every
-    prompt gets ``min_samples`` answers.
-
-    Once ``stop`` is set no further request is sent; the run is returned with the answers it
-    has, the rest errored, and :attr:`CanaryRunResult.incomplete` saying so.
-
-    Raises:
-        MissingCredentialsError: from ``provider.check_environment()``, before any request.
-    """
-    options = options.over(suite.defaults)
-    config = effective_config(provider.config, options)
-    run_provider = provider.with_config(config) if config != provider.config else provider
-    run_provider.check_environment()
-    session = RunSession(suite, run_provider, options, sleep=sleep, rng=rng)
-    # A matrix leg answers its shard only; the run still records the whole suite's hashes.
-    prompts = options.shard.select(suite.prompts) if options.shard else suite.prompts
-    started_at = datetime.now(UTC)
-    try:
-        responses, results, record = await _answer(
-            session, suite, prompts, options, baseline, progress_stream, stop
-        )
-    finally:
-        await session.aclose()
-    finished_at = datetime.now(UTC)
-    kept = [response.bounded() for response in responses]  # what is stored
-    if options.record is not None:
-        from promptcanary.providers.replay import write_recording
-
-        write_recording(options.record, kept)
-    return CanaryRunResult(
-        suite_name=suite.name,
-        provider=config.model_copy(update={"extra_params": redact_params(config.extra_params)}),
-        probe_results=results,
-        llm_responses=kept,
-        started_at=started_at,
-        finished_at=finished_at,
-        provenance=provenance(suite, options, record, responses),
-        incomplete=STOPPED_ERROR if stop is not None and stop.is_set() else None,
-    )
-
-
-async def _answer(
-    session: RunSession,
-    suite: CanarySuite,
-    prompts: Sequence[CanaryPrompt],
-    options: RunOptions,
-    baseline: Baseline | None,
-    stream: TextIO | None,
-    stop: asyncio.Event | None,
-) -> tuple[list[LLMResponse], list[ProbeResult], AdaptiveSampling | None]:
-    """The answers and their scores: in stages (``samples: auto``) or a fixed number each."""
-    if not options.adaptive:
-        responses = await _answer_fixed(session, prompts, options, stream, stop)
-        return responses, score_responses(suite, responses), None  # scores the whole text
-    # Imported here: the stage loop builds this module's Jobs.
-    from promptcanary.core.adaptive_run import answer_adaptive
-
-    entries = entries_of(baseline, options.baseline_pool) if baseline is not None else []
-    answers = await answer_adaptive(
-        session, suite, options.policy(), entries, prompts=prompts,
-        stream=stream, show_progress=options.show_progress, stop=stop,
-    )  # fmt: skip
-    return answers.responses, answers.results, answers.record
-
-
-async def _answer_fixed(
-    session: RunSession,
-    prompts: Sequence[CanaryPrompt],
-    options: RunOptions,
-    stream: TextIO | None,
-    stop: asyncio.Event | None,
-) -> list[LLMResponse]:
-    """``samples: N``: every prompt N times, one progress bar."""
-    jobs = plan(prompts, options.sample_count)
-    progress = RunProgress(len(jobs), stream=stream, enabled=options.show_progress)
-    try:
-        return await session.answer(jobs, progress, stop=stop)
-    finally:
-        progress.finish()
-
-
-def provenance(
-    suite: CanarySuite,
-    options: RunOptions,
-    adaptive: AdaptiveSampling | None = None,
-    responses: Sequence[LLMResponse] = (),
-) -> Provenance:
-    """Where a run came from: the suite's hashes, the engine, the samples and the commit.
-
-    For an adaptive run ``samples`` is the most answers any prompt got.
-    """
-    if adaptive is not None:
-        per_prompt = Counter(r.prompt_id for r in responses)
-        samples = max(per_prompt.values(), default=adaptive.min_samples)
-    else:
-        samples = options.sample_count
-    return Provenance(
-        suite_hash=suite.suite_hash,
-        probe_config_hash=suite.probe_config_hash,
-        engine_version=promptcanary.__version__,
-        samples=samples,
-        adaptive=adaptive,
-        git_sha=options.git_sha,
-        git_ref=options.git_ref,
-        prompt_hashes=suite.prompt_hashes,
-        shard=str(options.shard) if options.shard else None,
-    )
 
 
 class _Caller:

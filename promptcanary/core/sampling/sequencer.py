@@ -1,6 +1,6 @@
 """The stage plan of ``samples: auto``: who gets how many answers next, from what was scored.
 
-Pure bookkeeping between the runner (which asks the model) and :mod:`promptcanary.core.sequential`
+Pure bookkeeping between the runner (which asks the model) and :mod:`promptcanary.core.sampling.sequential`
 (which judges). The runner asks for :meth:`Sequencer.first_targets`, runs them, and keeps calling
 :meth:`Sequencer.look` with everything scored so far until it returns no target; then
 :meth:`Sequencer.finish` gives the final decision per ``(prompt, probe)``.
@@ -19,8 +19,16 @@ from promptcanary.core.models import (
     PoolEntry,
     ProbeResult,
 )
-from promptcanary.core.pool import PooledPrompt, answer_digest, counts_of, pooled_prompts
-from promptcanary.core.sequential import Counts, Decision, Look, Policy, Verdict, finish, step
+from promptcanary.core.sampling.pool import PooledPrompt, answer_digest, counts_of, pooled_prompts
+from promptcanary.core.sampling.sequential import (
+    Counts,
+    Decision,
+    Look,
+    Policy,
+    Verdict,
+    finish,
+    step,
+)
 
 Key = tuple[str, str]
 

@@ -7,7 +7,7 @@ value is recorded in a :class:`SourceMap`. The walk rejects duplicate keys (PyYA
 the last one), unknown tags and alias bombs ("billion laughs": aliases re-used until the expansion
 explodes). Every problem is a :class:`SuiteConfigError` with file, line, column and a hint.
 
-:mod:`promptcanary.core.config` validates the values and builds the suite.
+:mod:`promptcanary.core.config.schema` validates the values and builds the suite.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from promptcanary.core.models import (
     ProbeResult,
     ScoreSummary,
 )
-from promptcanary.core.sequential import Counts
+from promptcanary.core.sampling.sequential import Counts
 
 DEFAULT_POOL = 20
 """Promoted runs pooled by default (``baseline-pool``)."""

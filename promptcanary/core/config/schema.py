@@ -1,6 +1,6 @@
-"""The suite YAML format: validation, building a CanarySuite, and rendering one back to YAML.
+"""The suite YAML format: validation, building a suite, and rendering one back to YAML.
 
-Loading is two steps. :mod:`promptcanary.core.yaml_source` reads the file safely into plain values
+Loading is two steps. :mod:`promptcanary.core.config.source` reads the file safely into plain values
 plus the line and column of every key and value. This module validates those values with pydantic
 (``extra="forbid"``) and builds each probe by calling its class with the entry's parameters, so
 the probe's own constructor checks its values. Every problem is one :class:`SuiteConfigError`
@@ -15,24 +15,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from promptcanary.core.models import CanaryPrompt, default_prompt_id
-from promptcanary.core.probes import BaseProbe, ProbeRegistry
-from promptcanary.core.probes.registry import registry_or_active
-from promptcanary.core.sequential import MAX_SAMPLES_CAP
-from promptcanary.core.suite import (
-    CanarySuite,
-    ModelSpec,
-    ProbeBinding,
-    RunDefaults,
-    SuiteError,
-    probe_key_for,
-)
-from promptcanary.core.yaml_source import (
+from promptcanary.core.config.source import (
     MAX_ALIAS_EXPANSION,
     MAX_DEPTH,
     MAX_FILE_BYTES,
@@ -43,6 +31,20 @@ from promptcanary.core.yaml_source import (
     parse_yaml,
     read_suite_file,
 )
+from promptcanary.core.models import CanaryPrompt, default_prompt_id
+from promptcanary.core.probes import BaseProbe, ProbeRegistry
+from promptcanary.core.probes.registry import ProbeClass, registry_or_active
+from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
+from promptcanary.core.spec import (
+    ModelSpec,
+    ProbeBinding,
+    RunDefaults,
+    SuiteError,
+    SuiteSpec,
+    probe_key_for,
+)
+
+S = TypeVar("S", bound=SuiteSpec)
 
 __all__ = [
     "APPLY_TO_KEYS",
@@ -323,7 +325,7 @@ def _apply_to_tags(
         raise _validation_error(exc, context, (*loc, "apply_to")) from None
 
 
-def _parameters(cls: type[BaseProbe]) -> dict[str, inspect.Parameter] | None:
+def _parameters(cls: type[ProbeClass]) -> dict[str, inspect.Parameter] | None:
     """The keyword parameters of the probe's constructor; ``None`` when any keyword is accepted."""
     try:
         signature = inspect.signature(cls)
@@ -337,7 +339,7 @@ def _parameters(cls: type[BaseProbe]) -> dict[str, inspect.Parameter] | None:
 
 
 def _construct(
-    cls: type[BaseProbe], probe_type: str, params: dict[str, Any], loc: Loc, context: SourceMap
+    cls: type[ProbeClass], probe_type: str, params: dict[str, Any], loc: Loc, context: SourceMap
 ) -> BaseProbe:
     accepted = _parameters(cls)
     if accepted is not None:
@@ -359,7 +361,7 @@ def _construct(
                     hint=f"valid parameters: {listing}",
                 )
     try:
-        return cls(**params)
+        probe = cls(**params)
     except (TypeError, ValueError) as exc:
         named = [p for p in params if re.search(rf"\b{re.escape(p)}\b", str(exc))]
         if not named and len(params) == 1:
@@ -370,6 +372,9 @@ def _construct(
         raise context.error(
             f"probe {probe_type!r} could not be created: {type(exc).__name__}: {exc}", loc
         ) from None
+    if not isinstance(probe, BaseProbe):  # the registry holds classes, not only BaseProbes
+        raise context.error(f"probe type {probe_type!r} is not a BaseProbe subclass", loc)
+    return probe
 
 
 def _models(raw: list[Any], context: SourceMap) -> list[ModelSpec]:
@@ -398,7 +403,8 @@ def _iter_probe_entries(doc: _SuiteDoc, prompts: list[CanaryPrompt]) -> Iterator
             yield ("prompts", i, "probes", j), (entry, prompt.id)
 
 
-def _build(data: Any, context: SourceMap, registry: ProbeRegistry | None) -> CanarySuite:
+def _document(data: Any, context: SourceMap) -> _SuiteDoc:
+    """The parsed YAML as a validated document (the shape of every key)."""
     if data is None:
         raise context.error("empty suite: the file has no content", hint="run `promptcanary init`")
     if not isinstance(data, dict):
@@ -407,9 +413,15 @@ def _build(data: Any, context: SourceMap, registry: ProbeRegistry | None) -> Can
             f"got {_got(data)}"
         )
     try:
-        doc = _SuiteDoc.model_validate(data)
+        return _SuiteDoc.model_validate(data)
     except ValidationError as exc:
         raise _validation_error(exc, context) from None
+
+
+def _build(
+    data: Any, context: SourceMap, registry: ProbeRegistry | None, suite_class: type[S]
+) -> S:
+    doc = _document(data, context)
     if not doc.prompts:
         raise context.error(
             "empty suite: no prompts", ("prompts",), key=True, hint="add a `prompts:` list"
@@ -436,7 +448,7 @@ def _build(data: Any, context: SourceMap, registry: ProbeRegistry | None) -> Can
     models = _models(doc.models, context)
     defaults = RunDefaults(**doc.defaults.model_dump()) if doc.defaults else None
     try:
-        suite = CanarySuite(
+        suite = suite_class(
             doc.name,
             prompts,
             [],
@@ -518,30 +530,58 @@ def _check_probe_keys(
 # ── public entry points ──────────────────────────────────────────────────────
 
 
-def load_suite(path: str | Path, *, registry: ProbeRegistry | None = None) -> CanarySuite:
+@overload
+def load_suite(path: str | Path, *, registry: ProbeRegistry | None = None) -> SuiteSpec: ...
+@overload
+def load_suite(
+    path: str | Path, *, registry: ProbeRegistry | None = None, suite_class: type[S]
+) -> S: ...
+def load_suite(
+    path: str | Path,
+    *,
+    registry: ProbeRegistry | None = None,
+    suite_class: type[SuiteSpec] = SuiteSpec,
+) -> SuiteSpec:
     """Read, validate and build the suite in ``path``; every problem is a SuiteConfigError.
 
-    Probe ``type:`` names resolve in ``registry`` (default: the active registry).
+    Probe ``type:`` names resolve in ``registry`` (default: the active registry); the suite is
+    an instance of ``suite_class`` (:class:`~promptcanary.core.suite.CanarySuite` passes itself).
     """
     source = str(path)
     text = read_suite_file(Path(path), source)
     data, context = parse_yaml(text, source)
-    return _build(data, context, registry)
+    return _build(data, context, registry, suite_class)
 
 
+@overload
 def suite_from_text(
     text: str, *, source: str = "<string>", registry: ProbeRegistry | None = None
-) -> CanarySuite:
+) -> SuiteSpec: ...
+@overload
+def suite_from_text(
+    text: str,
+    *,
+    source: str = "<string>",
+    registry: ProbeRegistry | None = None,
+    suite_class: type[S],
+) -> S: ...
+def suite_from_text(
+    text: str,
+    *,
+    source: str = "<string>",
+    registry: ProbeRegistry | None = None,
+    suite_class: type[SuiteSpec] = SuiteSpec,
+) -> SuiteSpec:
     """Build a suite from YAML text; ``source`` names it in error messages."""
     data, context = parse_yaml(text, source)
-    return _build(data, context, registry)
+    return _build(data, context, registry, suite_class)
 
 
 def suite_from_dict(
     config: Any, *, source: str = "<dict>", registry: ProbeRegistry | None = None
-) -> CanarySuite:
+) -> SuiteSpec:
     """Build a suite from already-parsed data (no line numbers are known)."""
-    return _build(config, SourceMap(source), registry)
+    return _build(config, SourceMap(source), registry, SuiteSpec)
 
 
 def _plain(value: Any) -> Any:
@@ -587,7 +627,7 @@ def _is_default(param: inspect.Parameter, value: Any) -> bool:
     )
 
 
-def suite_to_yaml(suite: CanarySuite) -> str:
+def suite_to_yaml(suite: SuiteSpec) -> str:
     """Render ``suite`` as YAML that :func:`load_suite` reads back into an equivalent suite."""
     data: dict[str, Any] = {
         "name": suite.name,
@@ -608,7 +648,7 @@ def suite_to_yaml(suite: CanarySuite) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
-def _prompt_entry(suite: CanarySuite, prompt: CanaryPrompt) -> dict[str, Any]:
+def _prompt_entry(suite: SuiteSpec, prompt: CanaryPrompt) -> dict[str, Any]:
     entry: dict[str, Any] = {}
     if prompt.id != default_prompt_id(prompt.text, prompt.system_prompt):
         entry["id"] = prompt.id

@@ -1,0 +1,1 @@
+"""Rendering runs and drift reports: markdown and JSON, the terminal, escaping."""

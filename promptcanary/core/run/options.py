@@ -1,0 +1,89 @@
+"""How a run is executed: :class:`RunOptions` (the caller's choices) and the run defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from promptcanary.core.run.shards import Shard
+from promptcanary.core.sampling.pool import DEFAULT_POOL
+from promptcanary.core.sampling.sequential import MAX_SAMPLES, MIN_SAMPLES, Policy
+from promptcanary.core.spec import AUTO, RunDefaults, Samples
+
+DEFAULT_CONCURRENCY = 8
+"""Requests in flight at once unless ``concurrency`` says otherwise."""
+DEFAULT_TIMEOUT = 60.0
+"""Seconds per request unless ``timeout`` says otherwise."""
+DEFAULT_MAX_RETRIES = 3
+"""Retries of a transient error unless ``max_retries`` says otherwise."""
+
+
+_DEFAULTABLE = tuple(f.name for f in fields(RunDefaults))
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run is executed: the caller's choices (CLI flags, action inputs, keywords).
+
+    The model parameters (``temperature``, ``max_tokens``, ``seed``, ``samples``) are ``None``
+    when the caller did not set them: then the suite's ``defaults:`` apply, and after those the
+    provider's configuration (one sample). ``None`` is never a valid value, so an explicit
+    ``samples=1`` overrides a suite default of 3.
+    """
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    samples: Samples | None = None
+    """``None``: the suite's default, else ``"auto"``."""
+    min_samples: int | None = None
+    max_samples: int | None = None
+    baseline_pool: int = DEFAULT_POOL
+    """Promoted runs pooled as the baseline of an ``auto`` run."""
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
+    show_progress: bool = True
+    record: str | Path | None = None
+    git_sha: str | None = None
+    git_ref: str | None = None
+    shard: Shard | None = None
+    """Answer only this shard's prompts (the run records it; merge the shards' runs after)."""
+
+    def over(self, defaults: RunDefaults) -> RunOptions:
+        """These options with every model parameter they leave unset taken from ``defaults``."""
+        update = {
+            name: getattr(defaults, name)
+            for name in _DEFAULTABLE
+            if getattr(self, name) is None and getattr(defaults, name) is not None
+        }
+        return replace(self, **update) if update else self
+
+    def __post_init__(self) -> None:
+        if self.samples is not None and self.samples != AUTO:
+            if isinstance(self.samples, bool) or not isinstance(self.samples, int):
+                raise ValueError(f"samples must be 'auto' or a whole number, got {self.samples!r}")
+            if self.samples < 1:
+                raise ValueError(f"samples must be 'auto' or at least 1, got {self.samples}")
+        if self.baseline_pool < 1:
+            raise ValueError(f"baseline_pool must be at least 1, got {self.baseline_pool}")
+
+    @property
+    def adaptive(self) -> bool:
+        """``samples: auto``, the default when neither the caller nor the suite sets a number."""
+        return self.samples is None or self.samples == AUTO
+
+    @property
+    def sample_count(self) -> int:
+        """Responses per prompt of a fixed-sample run (the most answers a prompt gets, if auto)."""
+        if isinstance(self.samples, int):
+            return max(1, self.samples)
+        return self.policy().max_samples
+
+    def policy(self) -> Policy:
+        """The sequential procedure of an ``auto`` run (``ValueError`` names a bad bound)."""
+        low = self.min_samples if self.min_samples is not None else MIN_SAMPLES
+        high = self.max_samples if self.max_samples is not None else MAX_SAMPLES
+        if self.min_samples is not None and self.max_samples is None:
+            high = max(high, low)
+        return Policy(min_samples=low, max_samples=high)

@@ -1,0 +1,297 @@
+"""The runner: every prompt of a suite against one provider, answered, scored and recorded.
+
+A fixed number of answers per prompt (``samples: N``), or ``samples: auto``: stage 1 asks every
+prompt for its minimum answers (one where the baseline pool held a single answer text); each later
+stage asks only the prompts with an undecided comparison for about 25% more, until the
+:class:`~promptcanary.core.sampling.sequencer.Sequencer` has nothing left to ask or
+``max_samples`` is reached. One progress line per stage says what it asked and what is still open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TextIO
+
+import promptcanary
+from promptcanary.core.models import (
+    AdaptiveSampling,
+    BaselineSnapshot,
+    CanaryPrompt,
+    CanaryRunResult,
+    LLMResponse,
+    PoolEntry,
+    ProbeResult,
+    Provenance,
+    ProviderConfig,
+)
+from promptcanary.core.redact import redact_params
+from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.progress import RunProgress
+from promptcanary.core.run.provider import BaseLLMProvider
+from promptcanary.core.run.recording import write_recording
+from promptcanary.core.run.scoring import score_responses
+from promptcanary.core.run.session import STOPPED_ERROR, Job, RunSession, Sleep, plan
+from promptcanary.core.sampling.pool import entries_of, pooled_prompts
+from promptcanary.core.sampling.sequencer import Sequencer, record_of
+from promptcanary.core.sampling.sequential import Policy
+from promptcanary.core.spec import SuiteSpec
+
+Baseline = BaselineSnapshot | Sequence[BaselineSnapshot]
+"""What an adaptive run decides against: a snapshot (with its stored pool) or a list of them."""
+
+
+def effective_config(config: ProviderConfig, options: RunOptions) -> ProviderConfig:
+    """The provider's configuration with the run's overrides applied."""
+    update = {
+        name: value
+        for name in ("temperature", "max_tokens", "seed")
+        if (value := getattr(options, name)) is not None
+    }
+    # Validated (model_copy is not): a temperature of 5 is refused like in ProviderConfig(...).
+    return ProviderConfig.model_validate({**config.model_dump(), **update}) if update else config
+
+
+def run_suite_blocking(
+    suite: SuiteSpec,
+    provider: BaseLLMProvider,
+    options: RunOptions,
+    *,
+    baseline: Baseline | None = None,
+) -> CanaryRunResult:
+    """:func:`run_suite` for synchronous callers, inside or outside a running event loop."""
+
+    def run_in_new_loop() -> CanaryRunResult:
+        return asyncio.run(run_suite(suite, provider, options, baseline=baseline))
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run_in_new_loop()
+    # Called from a running event loop (a notebook, an async handler), where asyncio.run()
+    # refuses to start: the run gets its own loop in a worker thread.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="promptcanary-run") as pool:
+        return pool.submit(run_in_new_loop).result()
+
+
+async def run_suite(
+    suite: SuiteSpec,
+    provider: BaseLLMProvider,
+    options: RunOptions,
+    *,
+    baseline: Baseline | None = None,
+    sleep: Sleep = asyncio.sleep,
+    rng: random.Random | None = None,
+    progress_stream: TextIO | None = None,
+    stop: asyncio.Event | None = None,
+) -> CanaryRunResult:
+    """Run every prompt of ``suite`` against ``provider``, score the answers, return the run.
+
+    ``options`` override the suite's ``defaults:``, which override the provider's configuration.
+    With ``samples: auto`` the answers come in stages decided against ``baseline`` (a snapshot,
+    whose stored pool counts, or a list of snapshots, newest first); without a baseline every
+    prompt gets ``min_samples`` answers.
+
+    Once ``stop`` is set no further request is sent; the run is returned with the answers it
+    has, the rest errored, and :attr:`CanaryRunResult.incomplete` saying so.
+
+    Raises:
+        MissingCredentialsError: from ``provider.check_environment()``, before any request.
+    """
+    options = options.over(suite.defaults)
+    config = effective_config(provider.config, options)
+    run_provider = provider.with_config(config) if config != provider.config else provider
+    run_provider.check_environment()
+    session = RunSession(suite, run_provider, options, sleep=sleep, rng=rng)
+    # A matrix leg answers its shard only; the run still records the whole suite's hashes.
+    prompts = options.shard.select(suite.prompts) if options.shard else suite.prompts
+    started_at = datetime.now(UTC)
+    try:
+        responses, results, record = await _answer(
+            session, suite, prompts, options, baseline, progress_stream, stop
+        )
+    finally:
+        await session.aclose()
+    finished_at = datetime.now(UTC)
+    kept = [response.bounded() for response in responses]  # what is stored
+    if options.record is not None:
+        write_recording(options.record, kept)
+    return CanaryRunResult(
+        suite_name=suite.name,
+        provider=config.model_copy(update={"extra_params": redact_params(config.extra_params)}),
+        probe_results=results,
+        llm_responses=kept,
+        started_at=started_at,
+        finished_at=finished_at,
+        provenance=provenance(suite, options, record, responses),
+        incomplete=STOPPED_ERROR if stop is not None and stop.is_set() else None,
+    )
+
+
+async def _answer(
+    session: RunSession,
+    suite: SuiteSpec,
+    prompts: Sequence[CanaryPrompt],
+    options: RunOptions,
+    baseline: Baseline | None,
+    stream: TextIO | None,
+    stop: asyncio.Event | None,
+) -> tuple[list[LLMResponse], list[ProbeResult], AdaptiveSampling | None]:
+    """The answers and their scores: in stages (``samples: auto``) or a fixed number each."""
+    if not options.adaptive:
+        responses = await _answer_fixed(session, prompts, options, stream, stop)
+        return responses, score_responses(suite, responses), None  # scores the whole text
+    entries = entries_of(baseline, options.baseline_pool) if baseline is not None else []
+    answers = await answer_adaptive(
+        session, suite, options.policy(), entries, prompts=prompts,
+        stream=stream, show_progress=options.show_progress, stop=stop,
+    )  # fmt: skip
+    return answers.responses, answers.results, answers.record
+
+
+async def _answer_fixed(
+    session: RunSession,
+    prompts: Sequence[CanaryPrompt],
+    options: RunOptions,
+    stream: TextIO | None,
+    stop: asyncio.Event | None,
+) -> list[LLMResponse]:
+    """``samples: N``: every prompt N times, one progress bar."""
+    jobs = plan(prompts, options.sample_count)
+    progress = RunProgress(len(jobs), stream=stream, enabled=options.show_progress)
+    try:
+        return await session.answer(jobs, progress, stop=stop)
+    finally:
+        progress.finish()
+
+
+def provenance(
+    suite: SuiteSpec,
+    options: RunOptions,
+    adaptive: AdaptiveSampling | None = None,
+    responses: Sequence[LLMResponse] = (),
+) -> Provenance:
+    """Where a run came from: the suite's hashes, the engine, the samples and the commit.
+
+    For an adaptive run ``samples`` is the most answers any prompt got.
+    """
+    if adaptive is not None:
+        per_prompt = Counter(r.prompt_id for r in responses)
+        samples = max(per_prompt.values(), default=adaptive.min_samples)
+    else:
+        samples = options.sample_count
+    return Provenance(
+        suite_hash=suite.suite_hash,
+        probe_config_hash=suite.probe_config_hash,
+        engine_version=promptcanary.__version__,
+        samples=samples,
+        adaptive=adaptive,
+        git_sha=options.git_sha,
+        git_ref=options.git_ref,
+        prompt_hashes=suite.prompt_hashes,
+        shard=str(options.shard) if options.shard else None,
+    )
+
+
+# ── samples: auto, in stages ──
+
+
+@dataclass(frozen=True)
+class AdaptiveAnswers:
+    """What an adaptive run collected: answers and scores in suite order, and its record."""
+
+    responses: list[LLMResponse]
+    results: list[ProbeResult]
+    record: AdaptiveSampling
+
+
+async def answer_adaptive(
+    session: RunSession,
+    suite: SuiteSpec,
+    policy: Policy,
+    entries: Sequence[PoolEntry],
+    *,
+    stream: TextIO | None = None,
+    show_progress: bool = True,
+    stop: asyncio.Event | None = None,
+    prompts: Sequence[CanaryPrompt] | None = None,
+) -> AdaptiveAnswers:
+    """Ask ``suite``'s prompts in stages, deciding against the pool ``entries`` after each.
+
+    Once ``stop`` is set, the stage in flight ends (unanswered jobs errored) and none follows.
+    """
+    asking = list(suite.prompts if prompts is None else prompts)  # a leg: its shard
+    ids = [p.id for p in asking]
+    pooled = pooled_prompts(entries, suite.prompt_hashes, ids)
+    sequencer = Sequencer(pooled, policy)
+    targets = sequencer.first_targets(ids)
+    asked: dict[str, int] = {}
+    responses: list[LLMResponse] = []
+    results: list[ProbeResult] = []
+    stage = 0
+    while targets:
+        stage += 1
+        jobs = [
+            Job(p, i)
+            for p in asking
+            if p.id in targets
+            for i in range(asked.get(p.id, 0), targets[p.id])
+        ]
+        new = await _stage(session, jobs, stage, stream=stream, bar=show_progress, stop=stop)
+        responses.extend(new)
+        results.extend(score_responses(suite, new))
+        asked.update(targets)
+        targets = {} if stop is not None and stop.is_set() else sequencer.look(results, responses)
+        if show_progress:
+            _stage_line(stream, stage, len(jobs), len(responses), len(targets))
+    order = {pid: n for n, pid in enumerate(ids)}
+    responses.sort(key=lambda r: (order.get(r.prompt_id, len(order)), r.sample))
+    results.sort(key=lambda r: (order.get(r.prompt_id, len(order)), r.sample))
+    record = record_of(
+        policy,
+        pool_runs=len(entries),
+        stages=stage,
+        prompts=len(ids),
+        requests=len(responses),
+        tokens=sum(r.total_tokens or 0 for r in responses),
+    )
+    return AdaptiveAnswers(responses, results, record)
+
+
+async def _stage(
+    session: RunSession,
+    jobs: list[Job],
+    stage: int,
+    *,
+    stream: TextIO | None,
+    bar: bool,
+    stop: asyncio.Event | None,
+) -> list[LLMResponse]:
+    """One stage's answers, with a progress bar for the first stage (later ones print a line)."""
+    progress = RunProgress(
+        len(jobs), stream=stream, enabled=bar and stage == 1, label=f"promptcanary stage {stage}"
+    )
+    try:
+        return await session.answer(jobs, progress, stop=stop)
+    finally:
+        progress.finish()
+
+
+def _stage_line(stream: TextIO | None, stage: int, asked: int, total: int, still_open: int) -> None:
+    out = stream if stream is not None else sys.stderr
+    rest = (
+        f"{still_open} prompt(s) undecided, asking again"
+        if still_open
+        else "every comparison decided or at max-samples"
+    )
+    print(
+        f"promptcanary: stage {stage}: {asked} request(s), {total} so far; {rest}",
+        file=out,
+        flush=True,
+    )

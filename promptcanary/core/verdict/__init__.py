@@ -1,0 +1,1 @@
+"""Where every decision is made: the evaluation, the gate, approvals, usage changes."""
