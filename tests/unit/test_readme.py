@@ -96,6 +96,7 @@ def test_workflow_snippets_use_only_real_inputs_and_valid_values() -> None:
 
 
 def test_workflows_ask_for_the_permissions_their_mode_needs() -> None:
+    checked: set[str] = set()
     for doc in _workflow_snippets():
         if not isinstance(doc, dict) or "permissions" not in doc:
             continue
@@ -103,10 +104,15 @@ def test_workflows_ask_for_the_permissions_their_mode_needs() -> None:
         steps = _action_steps(doc)
         if any((s.get("with") or {}).get("baseline") == "artifact" for s in steps):
             assert permissions.get("actions") == "read"
+            checked.add("artifact")
         if any((s.get("with") or {}).get("issue-on-drift") for s in steps):
             assert permissions.get("issues") == "write"
+            checked.add("issue-on-drift")
         if any((s.get("with") or {}).get("mode") == "post-comment" for s in steps):
             assert permissions.get("pull-requests") == "write"
+            checked.add("post-comment")
+    # The README shows a workflow for each of these modes: each rule above must have run.
+    assert checked == {"artifact", "issue-on-drift", "post-comment"}
 
 
 def test_the_suite_example_loads() -> None:

@@ -99,7 +99,11 @@ def test_text_is_inert_and_within_github_limits() -> None:
         model="@octocat\u202e" + "m" * 400,
         errored=[ErroredResult(prompt_id="p2", probe_key="k", side="current", error=huge)],
     )
-    for a in build_annotations(make_outcome(pair)):
+    annotations = build_annotations(make_outcome(pair))
+    # One failure for the regression and one for the errored response, at least: the checks
+    # below must read real annotations.
+    assert len(annotations) >= 2
+    for a in annotations:
         assert len(a.title) <= 255
         assert len(a.message.encode()) <= 65_535 and len(a.raw_details.encode()) <= 65_535
         for text in (a.title, a.message, a.raw_details):

@@ -183,7 +183,9 @@ def test_ambiguous_prefix_names_every_matching_file(store: FileBaselineStore) ->
     with pytest.raises(AmbiguousSnapshotIdError) as info:
         store.load("deadbeef-000")
     message = str(info.value)
-    for path in json_files(store):
+    matching = json_files(store)
+    assert len(matching) == 2
+    for path in matching:
         assert path.name in message
     # The full id (and any longer unique prefix) still resolves.
     assert store.load("deadbeef-0002").provider.model_id == "m2"
