@@ -5,8 +5,8 @@ All of it must be inert wherever the action shows it: the PR comment (escaped or
 its own fences cannot close, no live @mention or #reference, within GitHub's 65,536 characters),
 the check run's annotations (plain text without control characters), the job summary, the
 outputs and the log (no workflow command runs on the model's behalf). The escaper itself is
-fuzzed in tests/unit/core/test_markdown.py and the probes over arbitrary text in
-tests/unit/probes/test_properties.py; this module proves what the user sees end to end.
+fuzzed in tests/unit/core/render/test_markdown.py and the probes over arbitrary text in
+tests/unit/core/probes/test_properties.py; this module proves what the user sees end to end.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ types, a 10 MB file, a billion-laughs YAML bomb, and a python/object tag.
 
 Each is exit 2 with an error that names ``file:line``; nothing from the file is executed (safe
 loading only); the bomb is refused before it can expand (the step stays within a memory cap).
-The loader itself is fuzzed in tests/unit/core/test_config_fuzz.py and its limits are unit-tested
-in tests/unit/core/test_config.py; this module proves the user sees the result.
+The loader itself is fuzzed in tests/unit/core/config/test_schema_fuzz.py and its limits are unit-tested
+in tests/unit/core/config/test_schema.py; this module proves the user sees the result.
 """
 
 from __future__ import annotations
