@@ -1,4 +1,4 @@
-"""What a suite is: prompts, probe bindings, deterministic keys and hashes, run defaults, YAML lines.
+"""What a suite is: prompts, probe bindings, keys and hashes, run defaults, YAML lines.
 
 :class:`SuiteSpec` is the data that every stage types against (the runner, scoring, the
 comparison, the evaluation); :class:`promptcanary.core.suite.CanarySuite` adds the documented

@@ -25,14 +25,9 @@ __all__ = ["CanarySuite"]
 class CanarySuite(SuiteSpec):
     """Holds a collection of prompts and probes, and drives the canary run.
 
-    Args:
-        name: Human-readable name for this suite.
-        prompts: The :class:`CanaryPrompt` objects.
-        probes: :class:`BaseProbe` instances to run on every response.
-        description: Optional description shown in reports.
-        tags: Optional tags for categorisation.
-        default_system_prompt: System prompt for prompts that set none.
-        bindings: Extra probe entries (per-prompt probes, tag filters, explicit keys, YAML lines).
+    Built like :class:`~promptcanary.core.spec.SuiteSpec` (``name``, ``prompts``, ``probes``,
+    ``description``, ``tags``, ``default_system_prompt``, ``bindings``, …), of which it is the
+    documented face.
     """
 
     # ── scoring ──────────────────────────────────────────────────────────────

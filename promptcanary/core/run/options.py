@@ -8,7 +8,7 @@ from pathlib import Path
 from promptcanary.core.run.shards import Shard
 from promptcanary.core.sampling.pool import DEFAULT_POOL
 from promptcanary.core.sampling.sequential import MAX_SAMPLES, MIN_SAMPLES, Policy
-from promptcanary.core.spec import AUTO, RunDefaults, Samples
+from promptcanary.core.spec import AUTO, RunDefaults
 
 DEFAULT_CONCURRENCY = 8
 """Requests in flight at once unless ``concurrency`` says otherwise."""
@@ -22,22 +22,16 @@ _DEFAULTABLE = tuple(f.name for f in fields(RunDefaults))
 
 
 @dataclass(frozen=True)
-class RunOptions:
+class RunOptions(RunDefaults):
     """How a run is executed: the caller's choices (CLI flags, action inputs, keywords).
 
-    The model parameters (``temperature``, ``max_tokens``, ``seed``, ``samples``) are ``None``
-    when the caller did not set them: then the suite's ``defaults:`` apply, and after those the
-    provider's configuration (one sample). ``None`` is never a valid value, so an explicit
-    ``samples=1`` overrides a suite default of 3.
+    The model parameters it shares with the suite's ``defaults:`` (``temperature``,
+    ``max_tokens``, ``seed``, ``samples``, ``min_samples``, ``max_samples``) are ``None`` when
+    the caller did not set them: then the suite's ``defaults:`` apply, and after those the
+    provider's configuration; ``samples`` left unset everywhere is ``"auto"``. ``None`` is never
+    a valid value, so an explicit ``samples=1`` overrides a suite default of 3.
     """
 
-    temperature: float | None = None
-    max_tokens: int | None = None
-    seed: int | None = None
-    samples: Samples | None = None
-    """``None``: the suite's default, else ``"auto"``."""
-    min_samples: int | None = None
-    max_samples: int | None = None
     baseline_pool: int = DEFAULT_POOL
     """Promoted runs pooled as the baseline of an ``auto`` run."""
     concurrency: int = DEFAULT_CONCURRENCY
