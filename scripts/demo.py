@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing it
 
 from promptcanary.core.config.schema import load_suite  # noqa: E402
 from promptcanary.core.render.terminal import format_drift  # noqa: E402
-from promptcanary.core.spec import ModelSpec
+from promptcanary.core.spec import ModelSpec  # noqa: E402
 from promptcanary.providers.factory import make_provider  # noqa: E402
 from promptcanary_action.activity import Activity, decide  # noqa: E402
 from promptcanary_action.baselines.path import PathBackend  # noqa: E402
