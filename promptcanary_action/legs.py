@@ -9,8 +9,8 @@ all into its own ``report-dir`` (``actions/download-artifact`` with ``pattern:``
     …
 
 Each ``step.json`` holds the leg's whole outcome, runs included. The runs of one (suite, model)
-pair are merged by the engine (:func:`promptcanary.core.run.shards.merge_runs`); everything after
-that (comparison, gate, promotion, comment) is the normal step's, fed with the merged runs.
+pair are merged by the engine (:func:`promptcanary.core.run.shards.merge_runs`); everything after that
+(comparison, gate, promotion, comment) is the normal step's, fed with the merged runs.
 """
 
 from __future__ import annotations
