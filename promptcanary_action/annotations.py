@@ -13,7 +13,7 @@ from typing import Literal
 
 from promptcanary.core.models import ErroredResult, ProbeComparison
 from promptcanary.core.render.markdown import escape_plain, truncate
-from promptcanary_action.limits import ANNOTATION_TEXT_CHARS, CHECK_TITLE_CHARS
+from promptcanary_action.github.limits import ANNOTATION_TEXT_CHARS, CHECK_TITLE_CHARS
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 
 DETAILS_LIMIT = 2_000

@@ -1,47 +1,43 @@
-"""The action's entry point: build the real objects, run the step, map failures to exit codes.
+"""The action's step: settings, then activity, pipeline, outcome, reports, publishing.
 
-``main()`` is the only place that reads the process environment and builds real I/O objects
-(GitHub client, baseline backend, providers, clock); ``action()`` receives them as
-:class:`Effects`, so tests run the whole step in-process with fakes, and decides the exit code:
-0 gate passed, 1 gate failed, 2 configuration or usage error, 3 untrustworthy run, 4 cancelled
-(:class:`promptcanary_action.outcome.ExitCode`).
+``action()`` runs one step for the inputs and ``GITHUB_*`` variables it is given, with the I/O
+objects of an :class:`~promptcanary_action.effects.Effects` (fakes in tests), and is the one
+place our own errors become an error annotation and an exit code: 0 gate passed, 1 gate failed,
+2 configuration or usage error, 3 untrustworthy run, 4 cancelled
+(:class:`promptcanary_action.outcome.ExitCode`). ``main()``, the entry point, reads the process
+environment and has :func:`promptcanary_action.effects.real_effects` build the real objects.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import sys
-import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TextIO
 
 from promptcanary.core.config.schema import SuiteConfigError, load_suite
 from promptcanary.core.models import Approval, CanaryRunResult
 from promptcanary.core.probes.plugins import ProbeModuleError, import_probe_modules
-from promptcanary.core.run.provider import BaseLLMProvider, MissingCredentialsError
-from promptcanary.providers.factory import REPLAY_PREFIX, make_provider
+from promptcanary.core.run.provider import MissingCredentialsError
+from promptcanary.providers.factory import REPLAY_PREFIX
 from promptcanary.providers.replay import ReplayFileError
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action import publish
 from promptcanary_action.activity import Activity, PostComment, decide
-from promptcanary_action.approval_lookup import ApprovalLookup, find_approval
-from promptcanary_action.cancel import Cancellation
+from promptcanary_action.approval.lookup import ApprovalLookup, find_approval
+from promptcanary_action.baselines.base import BaselineBackend
 from promptcanary_action.context import EventContext
-from promptcanary_action.errors import ReportWriteError
-from promptcanary_action.github_port import GitHubPort
+from promptcanary_action.effects import Effects, real_effects
+from promptcanary_action.errors import ReportWriteError, UsageError
+from promptcanary_action.github.port import GitHubPort
 from promptcanary_action.legs import Judge, judge_legs, leg_activity, read_legs
 from promptcanary_action.outcome import ExitCode, PairOutcome, StepOutcome, build_outcome
 from promptcanary_action.paths import workspace_relative
 from promptcanary_action.pipeline import (
-    Backend,
     LoadedSuite,
-    ProviderFactory,
-    UsageError,
     find_suite_files,
     judge_run,
     models_for,
@@ -52,32 +48,6 @@ from promptcanary_action.render import comment_marker, render_comment, render_su
 from promptcanary_action.report_dir import set_outputs, write_reports
 from promptcanary_action.settings import InputError, Settings
 from promptcanary_action.workflow import Workflow
-
-
-def _provider_factory(model: str, params: dict[str, Any], base_dir: Path) -> BaseLLMProvider:
-    return make_provider(model, params, base_dir=base_dir)
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-@dataclass(frozen=True)
-class Effects:
-    """Every I/O object the step uses: ``main()`` builds the real ones, tests pass fakes."""
-
-    workflow: Workflow
-    """Workflow commands, step outputs and the job summary."""
-    github: Callable[[Settings], GitHubPort | None]
-    """The GitHub port for these settings; None without a token or repository."""
-    backend: Callable[[Settings, GitHubPort | None, Path], Backend]
-    """The baseline store for ``(settings, github, working directory)``."""
-    provider: ProviderFactory = _provider_factory
-    now: Callable[[], datetime] = _utc_now
-    prewarm: Callable[[], object] | None = None
-    """Starts LiteLLM's slow import in the background, when a model needs it."""
-    cancellation: Cancellation = field(default_factory=Cancellation)
-    """Set by SIGINT/SIGTERM (``main()`` installs the handlers): the step stops and reports."""
 
 
 @dataclass(frozen=True)
@@ -226,7 +196,7 @@ def _run_and_report(
     if settings.mode == "merge":
         # Read before anything is written: the merged reports go to the same folder.
         backend = effects.backend(settings, step.github, step.base_dir)
-        judge = _judge(step, backend, approvals.approval, effects)
+        judge = _merged_run_judge(step, backend, approvals.approval, effects)
         pairs = judge_legs(read_legs(step.report_dir), suites, judge)
     else:
         pairs = _pairs(step, suites, approvals.approval, effects)
@@ -261,7 +231,9 @@ def _run_and_report(
     return outcome.exit_code
 
 
-def _judge(step: _Step, backend: Backend, approval: Approval | None, effects: Effects) -> Judge:
+def _merged_run_judge(
+    step: _Step, backend: BaselineBackend, approval: Approval | None, effects: Effects
+) -> Judge:
     """``mode: merge``: a merged run judged exactly as this step judges a run of its own."""
 
     def judge(loaded: LoadedSuite, model_id: str, run: CanaryRunResult) -> PairOutcome:
@@ -283,7 +255,7 @@ def _judge(step: _Step, backend: Backend, approval: Approval | None, effects: Ef
 async def _run_all(
     step: _Step,
     suites: list[LoadedSuite],
-    backend: Backend,
+    backend: BaselineBackend,
     approval: Approval | None,
     effects: Effects,
 ) -> list[PairOutcome]:
@@ -330,56 +302,6 @@ def _log_outcome(outcome: StepOutcome, workflow: Workflow) -> None:
             workflow.warning(warning, title=f"{pair.suite_name} on {pair.model}")
 
 
-def _github_client(settings: Settings) -> GitHubPort | None:
-    """The real client, or None without a token or repository (nothing is posted then)."""
-    if not settings.github_token or not settings.github.repository:
-        return None
-    token, github = settings.github_token, settings.github
-
-    def build() -> GitHubPort:
-        # Imported here: PyGithub and requests load only when the step talks to GitHub.
-        from promptcanary_action.github import GitHubClient
-
-        return GitHubClient(token, github.repository, github.api_url, run_key=github.run_key)
-
-    return cast(GitHubPort, _BuiltOnFirstUse(build))
-
-
-class _BuiltOnFirstUse:
-    """Stands for the GitHub port and builds it when first used: a step that posts nothing
-    before its first model request (no check run) does not import PyGithub (~0.2 s) first."""
-
-    def __init__(self, build: Callable[[], GitHubPort]) -> None:
-        self._build = build
-        self._port: GitHubPort | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        if self._port is None:
-            self._port = self._build()
-        return getattr(self._port, name)
-
-
-def _import_without_collecting(start_import: Callable[[], threading.Thread]) -> threading.Thread:
-    """Start LiteLLM's import with the cyclic garbage collector paused, and freeze what it made.
-
-    The import creates ~400,000 objects that live as long as the step; every full collection
-    during the import scans all made so far (~0.2 s of a ~1.8 s import in the image, measured
-    with bench/startup.py). Once it is done they are frozen (``gc.freeze``), so the run's own
-    collections skip them too. Returns a thread that ends when the collector is back on.
-    """
-    gc.disable()
-    importing = start_import()
-
-    def settle() -> None:
-        importing.join()
-        gc.freeze()
-        gc.enable()
-
-    settled = threading.Thread(target=settle, name="litellm-imported", daemon=True)
-    settled.start()
-    return settled
-
-
 def main(
     environ: Mapping[str, str] | None = None, stdout: TextIO | None = None
 ) -> int:  # pragma: no cover - exercised by the end-to-end tests through entrypoint.py
@@ -387,30 +309,8 @@ def main(
     env = dict(os.environ if environ is None else environ)
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    github_out = env.get("GITHUB_OUTPUT")
-    summary_out = env.get("GITHUB_STEP_SUMMARY")
-    workflow = Workflow(
-        stdout or sys.stdout,
-        Path(github_out) if github_out else None,
-        Path(summary_out) if summary_out else None,
-    )
-    from promptcanary.providers.litellm import prewarm
-    from promptcanary_action.baselines.base import make_backend
-
-    warming: list[threading.Thread] = []
-    cancellation = Cancellation()
-    cancellation.install()
-    effects = Effects(
-        workflow=workflow,
-        github=_github_client,
-        backend=make_backend,
-        prewarm=lambda: warming.append(_import_without_collecting(prewarm)),
-        cancellation=cancellation,
-    )
+    effects, warm_up = real_effects(env, stdout or sys.stdout)
     try:
         return action(env, effects)
     finally:
-        # The warming thread is a daemon: stopped mid-import at interpreter exit, it keeps that
-        # module's import lock, and LiteLLM's finalizers (which import) then hang the process.
-        for thread in warming:
-            thread.join()
+        warm_up.join()

@@ -15,8 +15,8 @@ from promptcanary.core.render.markdown import code_span, escape_md, truncate
 from promptcanary_action.activity import Activity, PostComment
 from promptcanary_action.annotations import build_annotations
 from promptcanary_action.context import EventContext
-from promptcanary_action.github_errors import GitHubError, GitHubPermissionError
-from promptcanary_action.github_port import GitHubPort
+from promptcanary_action.github.errors import GitHubError, GitHubPermissionError
+from promptcanary_action.github.port import GitHubPort
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.render import (
     check_run_output,

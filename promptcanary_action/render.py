@@ -4,7 +4,7 @@ Templates mark *budget units* with ``unit(label, kind)``: a unit is the smallest
 or dropped as a whole (a table row, one folded response diff, one warning). The renderer keeps
 units in order until the next one does not fit the limit, then stops at that boundary and adds a
 line naming what moved to the job summary and the report files; the limits are GitHub's
-(:mod:`promptcanary_action.limits`).
+(:mod:`promptcanary_action.github.limits`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,14 @@ from promptcanary.core.models import severity_explanation
 from promptcanary.core.render.markdown import code_span, escape_md, escape_plain, sanitize, truncate
 from promptcanary.core.render.report import FILTERS, Trusted, template_environment
 from promptcanary.core.verdict.usage import Metric, MetricChange, format_metric, format_usd
-from promptcanary_action import limits
-from promptcanary_action.approval import comment_record, record_block
+from promptcanary_action.approval.record import comment_record, record_block
+from promptcanary_action.github.limits import (
+    CHECK_OUTPUT_CHARS,
+    CHECK_TITLE_CHARS,
+    COMMENT_CHARS,
+    ISSUE_TITLE_CHARS,
+    SUMMARY_BYTES,
+)
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.trend import Trend, colour_name, mermaid_chart, sparkline
 
@@ -229,7 +235,7 @@ def _utf8_len(text: str) -> int:
 # public renderers
 
 
-def render_comment(outcome: StepOutcome, marker: str, *, limit: int = limits.COMMENT_CHARS) -> str:
+def render_comment(outcome: StepOutcome, marker: str, *, limit: int = COMMENT_CHARS) -> str:
     """The sticky pull-request comment, ``marker`` last, never longer than ``limit``.
 
     With approvals on, the hidden approval record comes just before the marker (never cut).
@@ -240,7 +246,7 @@ def render_comment(outcome: StepOutcome, marker: str, *, limit: int = limits.COM
     return f"{body}{record}{marker}"
 
 
-def render_summary(outcome: StepOutcome, *, limit: int = limits.SUMMARY_BYTES) -> str:
+def render_summary(outcome: StepOutcome, *, limit: int = SUMMARY_BYTES) -> str:
     """The job summary: the comment's content with a bigger budget (``limit`` in UTF-8 bytes)."""
     return _render(
         "summary.md.j2",
@@ -261,21 +267,21 @@ def render_issue(outcome: StepOutcome, pair: PairOutcome) -> tuple[str, str]:
         "issue.md.j2",
         outcome,
         pair=pair,
-        limit=limits.COMMENT_CHARS,
+        limit=COMMENT_CHARS,
         response_limit=3_000,
         max_diffs=20,
         details_limit=1_000,
     )
-    return truncate(escape_plain(title.replace("\n", " ")), limits.ISSUE_TITLE_CHARS), body
+    return truncate(escape_plain(title.replace("\n", " ")), ISSUE_TITLE_CHARS), body
 
 
 def check_run_output(outcome: StepOutcome) -> tuple[str, str, str]:
     """``(title, summary, text)`` of the check run: the report, then the response diffs."""
-    title = truncate(escape_plain(outcome.verdict.replace("\n", " ")), limits.CHECK_TITLE_CHARS)
+    title = truncate(escape_plain(outcome.verdict.replace("\n", " ")), CHECK_TITLE_CHARS)
     summary = _render(
         "comment.md.j2",
         outcome,
-        limit=limits.CHECK_OUTPUT_CHARS,
+        limit=CHECK_OUTPUT_CHARS,
         sections={"regressions", "changes", "usage", "sparkline"},
         response_limit=0,
         max_diffs=0,
@@ -283,7 +289,7 @@ def check_run_output(outcome: StepOutcome) -> tuple[str, str, str]:
     text = _render(
         "comment.md.j2",
         outcome,
-        limit=limits.CHECK_OUTPUT_CHARS,
+        limit=CHECK_OUTPUT_CHARS,
         sections={"diffs"},
         response_limit=2_000,
         max_diffs=30,

@@ -31,8 +31,8 @@ from promptcanary_action.baselines.history import (
     parse_history,
 )
 from promptcanary_action.baselines.layout import BASELINE_FILE, baseline_file, history_file
-from promptcanary_action.github_errors import GitHubError
-from promptcanary_action.github_port import ArtifactInfo, GitHubPort
+from promptcanary_action.github.errors import GitHubError
+from promptcanary_action.github.port import ArtifactInfo, GitHubPort
 
 ARTIFACT_DIR = "baseline-artifact"
 MAX_DOWNLOADS = 10

@@ -1,4 +1,4 @@
-"""An in-memory :class:`~promptcanary_action.github_port.GitHubPort` for fast tests.
+"""An in-memory :class:`~promptcanary_action.github.port.GitHubPort` for fast tests.
 
 One repository's pull-request comments, check runs, issues, pull-request heads and artifacts, kept
 as plain data a test can read back. Every call is recorded (``calls``, ``named``);
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from promptcanary_action.github_errors import ArtifactTooLargeError, GitHubError
-from promptcanary_action.github_port import (
+from promptcanary_action.github.errors import ArtifactTooLargeError, GitHubError
+from promptcanary_action.github.port import (
     AnnotationLike,
     ArtifactInfo,
     CommentMode,

@@ -28,7 +28,7 @@ from promptcanary.providers.replay import ReplayProvider
 from promptcanary.storage.file import FileBaselineStore
 from promptcanary_action.activity import Activity
 from promptcanary_action.baselines.path import PathBackend
-from promptcanary_action.main import _provider_factory
+from promptcanary_action.effects import real_provider
 from promptcanary_action.outcome import BaselineStatus, gate_failed
 from promptcanary_action.pipeline import LoadedSuite, run_pair
 from promptcanary_action.settings import Settings
@@ -127,7 +127,7 @@ def action_verdict(
             activity=activity,
             sha="1" * 40,
             ref="main",
-            provider_factory=_provider_factory,
+            provider_factory=real_provider,
             backend=backend,
             now=lambda: NOW,
         )

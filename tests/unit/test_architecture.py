@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "promptcanary"
 ACTION = ROOT / "promptcanary_action"
 LITELLM_MODULE = ENGINE / "providers" / "litellm.py"
-PYGITHUB_MODULE = ACTION / "github.py"
-PYGITHUB_DOTTED = "promptcanary_action.github"
+PYGITHUB_MODULE = ACTION / "github" / "client.py"
+PYGITHUB_DOTTED = "promptcanary_action.github.client"
 GITHUB_PACKAGES = {"github", "github3", "ghapi", "promptcanary_action"}
 _DYNAMIC_IMPORTERS = {"import_module", "__import__"}
 

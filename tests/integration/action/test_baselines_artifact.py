@@ -18,8 +18,8 @@ from promptcanary.core.models import (
 from promptcanary.storage.base import BaselineFileError, snapshot_to_json
 from promptcanary_action.baselines.artifact import ARTIFACT_DIR, UPLOAD_STEP, ArtifactBackend
 from promptcanary_action.baselines.history import HISTORY_KEEP
-from promptcanary_action.github import GitHubClient
-from promptcanary_action.github_port import ArtifactInfo, GitHubPort
+from promptcanary_action.github.client import GitHubClient
+from promptcanary_action.github.port import ArtifactInfo, GitHubPort
 from tests.fakes.github_port_fake import FakeGitHubPort
 from tests.fakes.github_server import FakeGitHubServer, make_zip
 

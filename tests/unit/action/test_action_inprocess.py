@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from promptcanary.core.run.provider import ProviderError
-from promptcanary_action.baselines.base import make_backend
-from promptcanary_action.github_errors import GitHubPermissionError
-from promptcanary_action.github_port import GitHubPort
-from promptcanary_action.main import Effects, action
+from promptcanary_action.effects import Effects, make_backend
+from promptcanary_action.github.errors import GitHubPermissionError
+from promptcanary_action.github.port import GitHubPort
+from promptcanary_action.main import action
 from promptcanary_action.settings import Settings
 from promptcanary_action.workflow import Workflow
 from tests.e2e.runner import WorkflowCommand, parse_workflow_commands

@@ -9,7 +9,7 @@ import pytest
 
 from promptcanary.core.models import Approval, RegressionKey, ResultRef
 from promptcanary_action.activity import decide
-from promptcanary_action.approval import comment_record, read_record
+from promptcanary_action.approval.record import comment_record, read_record
 from promptcanary_action.context import EventContext
 from promptcanary_action.outcome import StepOutcome, build_outcome
 from promptcanary_action.rejudge import rejudge, reusable_outcome

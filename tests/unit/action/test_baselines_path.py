@@ -1,4 +1,4 @@
-"""The workspace-folder baseline store, the none store, history lines and the backend factory."""
+"""The workspace-folder baseline store, the none store and history lines."""
 
 from __future__ import annotations
 
@@ -17,9 +17,6 @@ from promptcanary.core.models import (
     RegressionKey,
 )
 from promptcanary.storage.base import BaselineFileError
-from promptcanary_action.baselines.artifact import ArtifactBackend
-from promptcanary_action.baselines.base import make_backend
-from promptcanary_action.baselines.branch import BranchBackend
 from promptcanary_action.baselines.history import (
     HISTORY_KEEP,
     append_history,
@@ -29,9 +26,6 @@ from promptcanary_action.baselines.history import (
 from promptcanary_action.baselines.layout import baseline_file
 from promptcanary_action.baselines.none import NoneBackend
 from promptcanary_action.baselines.path import PathBackend
-from promptcanary_action.pipeline import UsageError
-from promptcanary_action.settings import Settings
-from tests.fakes.github_port_fake import FakeGitHubPort
 
 MODEL = "openai/gpt-4o"
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -216,36 +210,6 @@ def test_none_store_keeps_nothing(tmp_path: Path) -> None:
     assert store.save(snapshot(), sha="a" * 40, ref="main") == ""
     assert store.load("My Suite", MODEL, for_ref="main") is None
     assert store.history("My Suite", MODEL) == []
-
-
-# -- factory -----------------------------------------------------------------------------------
-def settings(**inputs: str) -> Settings:
-    env = {f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()}
-    return Settings.from_environ({**env, "GITHUB_REPOSITORY": "octo-org/octo-repo"})
-
-
-def test_factory_builds_the_configured_store(tmp_path: Path) -> None:
-    path = make_backend(settings(baseline="path", baseline_path="keep/here"), None, tmp_path)
-    assert isinstance(path, PathBackend) and path.root == tmp_path / "keep" / "here"
-
-    assert isinstance(make_backend(settings(baseline="none"), None, tmp_path), NoneBackend)
-
-    artifact = make_backend(
-        settings(baseline="artifact", baseline_artifact="bl", report_dir="out"),
-        FakeGitHubPort(),
-        tmp_path,
-    )
-    assert isinstance(artifact, ArtifactBackend)
-    assert artifact.name == "bl" and artifact.report_dir == tmp_path / "out"
-    assert artifact.max_bytes == 50 * 2**20  # input max-artifact-mb's default
-
-    branch = make_backend(settings(baseline_branch="data"), None, tmp_path)
-    assert isinstance(branch, BranchBackend) and branch.branch == "data"
-
-
-def test_artifact_store_without_a_github_client_is_a_usage_error(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="github-token"):
-        make_backend(settings(baseline="artifact"), None, tmp_path)
 
 
 def test_model_ids_alike_in_their_first_60_characters_keep_separate_baselines(

@@ -1,19 +1,16 @@
-"""main: suite files found by the `config` input (each loaded once, names unique); the log; the
-collector paused while LiteLLM imports."""
+"""main: suite files found by the `config` input (each loaded once, names unique); the log."""
 
 from __future__ import annotations
 
 import dataclasses
-import gc
 import io
-import threading
 from pathlib import Path
 
 import pytest
 
 from promptcanary.core.models import CanaryRunResult, ProviderConfig
 from promptcanary_action.errors import UsageError
-from promptcanary_action.main import _import_without_collecting, _log_outcome, load_suites
+from promptcanary_action.main import _log_outcome, load_suites
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.settings import GitHubEnv, Settings
 from promptcanary_action.workflow import Workflow
@@ -73,34 +70,3 @@ def test_pair_notes_reach_the_log_as_warnings() -> None:
 
     warnings = [c for c in parse_workflow_commands(out.getvalue()) if c.name == "warning"]
     assert [(w.properties["title"], w.message) for w in warnings] == [("demo on openai/x", note)]
-
-
-def test_litellm_is_imported_with_the_collector_paused_then_frozen_and_back_on() -> None:
-    seen_during_import: list[bool] = []
-    release = threading.Event()
-
-    def start_import() -> threading.Thread:
-        def importing() -> None:
-            seen_during_import.append(gc.isenabled())
-            release.wait(10)
-            seen_during_import.append(gc.isenabled())
-
-        thread = threading.Thread(target=importing)
-        thread.start()
-        return thread
-
-    assert gc.isenabled()
-    frozen_before = gc.get_freeze_count()
-    try:
-        settled = _import_without_collecting(start_import)
-        assert not gc.isenabled()  # paused from the moment the import starts
-        release.set()
-        settled.join(10)
-
-        assert not settled.is_alive()
-        assert seen_during_import == [False, False]
-        assert gc.isenabled()
-        assert gc.get_freeze_count() > frozen_before
-    finally:
-        gc.unfreeze()  # the test process's objects go back to being collected
-        gc.enable()

@@ -19,12 +19,12 @@ from promptcanary.core.models import (
 from promptcanary_action.activity import Activity, PostComment
 from promptcanary_action.annotations import build_annotations
 from promptcanary_action.context import EventContext
-from promptcanary_action.github_errors import (
+from promptcanary_action.github.errors import (
     GitHubError,
     GitHubNotFoundError,
     GitHubPermissionError,
 )
-from promptcanary_action.github_port import GitHubPort
+from promptcanary_action.github.port import GitHubPort
 from promptcanary_action.outcome import PairOutcome, StepOutcome
 from promptcanary_action.publish import (
     PostCommentError,

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from promptcanary.core.models import RegressionKey
-from promptcanary_action.approval import CommentRecord, ShownDrift, record_block
-from promptcanary_action.approval_lookup import find_approval
+from promptcanary_action.approval.lookup import find_approval
+from promptcanary_action.approval.record import CommentRecord, ShownDrift, record_block
 from promptcanary_action.context import EventContext
-from promptcanary_action.github_errors import GitHubError, GitHubPermissionError
-from promptcanary_action.github_port import LabelEvent, PullInfo
+from promptcanary_action.github.errors import GitHubError, GitHubPermissionError
+from promptcanary_action.github.port import LabelEvent, PullInfo
 from tests.fakes.github_port_fake import FakeComment, FakeGitHubPort
 
 LABEL = "promptcanary: approve"

@@ -32,35 +32,29 @@ import requests
 from github import Auth, GithubException
 
 from promptcanary.core.http_headers import parse_retry_after
-from promptcanary_action.github_errors import (
+from promptcanary_action.github.errors import (
     ArtifactTooLargeError,
     GitHubError,
     GitHubNotFoundError,
     GitHubPermissionError,
     GitHubRateLimitError,
 )
-from promptcanary_action.github_port import (
-    AnnotationLike,
-    ArtifactInfo,
-    CommentMode,
-    LabelEvent,
-    PullInfo,
-)
-from promptcanary_action.limits import (
+from promptcanary_action.github.limits import (
     ANNOTATION_TEXT_CHARS,
     ANNOTATIONS_PER_REQUEST,
     CHECK_OUTPUT_CHARS,
     CHECK_TITLE_CHARS,
     COMMENT_CHARS,
 )
+from promptcanary_action.github.port import (
+    AnnotationLike,
+    ArtifactInfo,
+    CommentMode,
+    LabelEvent,
+    PullInfo,
+)
 
-__all__ = [
-    "GitHubClient",
-    "GitHubError",
-    "GitHubNotFoundError",
-    "GitHubPermissionError",
-    "GitHubRateLimitError",
-]
+__all__ = ["GitHubClient"]
 
 T = TypeVar("T")
 
@@ -123,7 +117,7 @@ class _HttpFailure(Exception):
 
 
 class GitHubClient:
-    """The :class:`~promptcanary_action.github_port.GitHubPort` over GitHub's REST API."""
+    """The :class:`~promptcanary_action.github.port.GitHubPort` over GitHub's REST API."""
 
     def __init__(
         self,

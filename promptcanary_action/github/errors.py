@@ -1,7 +1,8 @@
 """GitHub's failures as the action understands them: domain errors whose messages say the fix.
 
 No PyGithub here: code that only handles GitHub failures (publishing, baselines) imports this
-module, and PyGithub is loaded only when a client is built (:mod:`promptcanary_action.github`).
+module, and PyGithub is loaded only when a client is built
+(:mod:`promptcanary_action.github.client`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """Everything the action asks of GitHub, as one typed port.
 
 :class:`GitHubPort` is implemented once for real by
-:class:`promptcanary_action.github.GitHubClient` (the only PyGithub user) and once in memory for
-tests (``tests/fakes/github_port_fake.py``). Publishing, post-comment mode and the artifact
-baseline store take a ``GitHubPort``; ``main()`` builds the real one.
+:class:`promptcanary_action.github.client.GitHubClient` (the only PyGithub user) and once in
+memory for tests (``tests/fakes/github_port_fake.py``). Publishing, post-comment mode and the
+artifact baseline store take a ``GitHubPort``; ``main()`` builds the real one
+(:func:`promptcanary_action.effects.github_client`).
 
 Methods are grouped by REST resource and named for what the action means, not for the endpoint.
 Every method either returns GitHub's answer or raises a
-:class:`promptcanary_action.github_errors.GitHubError` whose message says what to change. Writes
+:class:`promptcanary_action.github.errors.GitHubError` whose message says what to change. Writes
 that must stay single when retried find their earlier result first: comments and issues by a
 hidden marker in the body, a check run by name, head SHA and the external id it was created
 with. New needs (pull-request labels, the pull requests of a commit, issue events) are new
@@ -138,7 +139,7 @@ class GitHubPort(Protocol):
 
     def download_artifact(self, artifact_id: int, destination: Path, *, max_bytes: int) -> None:
         """Stream the artifact's zip archive into ``destination``, at most ``max_bytes``;
-        :class:`~promptcanary_action.github_errors.ArtifactTooLargeError` above it."""
+        :class:`~promptcanary_action.github.errors.ArtifactTooLargeError` above it."""
         ...
 
     def workflow_run_conclusion(self, run_id: int) -> str | None:

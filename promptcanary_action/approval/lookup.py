@@ -13,15 +13,15 @@ from datetime import datetime
 from typing import TypeVar
 
 from promptcanary.core.models import Approval
-from promptcanary_action.approval import (
+from promptcanary_action.approval.record import (
     CommentRecord,
     LabelState,
     decide_approval,
     read_record,
 )
 from promptcanary_action.context import EventContext
-from promptcanary_action.github_errors import GitHubError
-from promptcanary_action.github_port import GitHubPort, PullInfo
+from promptcanary_action.github.errors import GitHubError
+from promptcanary_action.github.port import GitHubPort, PullInfo
 
 T = TypeVar("T")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from promptcanary_action.github import GitHubClient
+from promptcanary_action.github.client import GitHubClient
 from tests.fakes.github_server import FakeGitHubServer
 
 REPO = "octo-org/octo-repo"

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from promptcanary_action.github import (
-    ArtifactInfo,
-    GitHubClient,
+from promptcanary_action.github.client import GitHubClient
+from promptcanary_action.github.errors import (
+    ArtifactTooLargeError,
     GitHubError,
     GitHubNotFoundError,
     GitHubPermissionError,
     GitHubRateLimitError,
 )
-from promptcanary_action.github_errors import ArtifactTooLargeError
+from promptcanary_action.github.port import ArtifactInfo
 from tests.fakes.github_server import FakeGitHubServer, make_zip
 from tests.fakes.sleeps import Sleeps
 

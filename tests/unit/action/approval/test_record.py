@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from promptcanary.core.models import Approval, RegressionKey
-from promptcanary_action.approval import (
+from promptcanary_action.approval.record import (
     CommentRecord,
     LabelState,
     ShownDrift,
