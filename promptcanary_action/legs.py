@@ -9,8 +9,9 @@ all into its own ``report-dir`` (``actions/download-artifact`` with ``pattern:``
     …
 
 Each ``step.json`` holds the leg's whole outcome, runs included. The runs of one (suite, model)
-pair are merged by the engine (:func:`promptcanary.core.run.shards.merge_runs`); everything after that
-(comparison, gate, promotion, comment) is the normal step's, fed with the merged runs.
+pair are merged by the engine (:func:`promptcanary.core.run.shards.merge_runs`); everything after
+that (comparison, gate, promotion, comment) is the normal step's, fed with the merged runs: a
+:data:`JudgeMergedRun` evaluates each as a run of this step.
 """
 
 from __future__ import annotations
@@ -144,11 +145,14 @@ def leg_activity(activity: Activity, shard: Shard) -> Activity:
     )
 
 
-Judge = Callable[[LoadedSuite, str, CanaryRunResult], PairOutcome]
-"""``(suite, model id, run) -> PairOutcome``: the normal step's evaluation and promotion."""
+JudgeMergedRun = Callable[[LoadedSuite, str, CanaryRunResult], PairOutcome]
+"""``(suite, model id, merged run) -> PairOutcome``: the merged run evaluated and promoted as a
+run of this step is (:func:`promptcanary_action.pipeline.judge_run`)."""
 
 
-def judge_legs(legs: list[Leg], suites: Sequence[LoadedSuite], judge: Judge) -> list[PairOutcome]:
+def judge_legs(
+    legs: list[Leg], suites: Sequence[LoadedSuite], judge: JudgeMergedRun
+) -> list[PairOutcome]:
     """Each merged pair judged like a run of this step, in the order of the ``config`` suites.
 
     Raises:

@@ -33,7 +33,7 @@ from promptcanary_action.context import EventContext
 from promptcanary_action.effects import Effects, real_effects
 from promptcanary_action.errors import ReportWriteError, UsageError
 from promptcanary_action.github.port import GitHubPort
-from promptcanary_action.legs import Judge, judge_legs, leg_activity, read_legs
+from promptcanary_action.legs import JudgeMergedRun, judge_legs, leg_activity, read_legs
 from promptcanary_action.outcome import ExitCode, PairOutcome, StepOutcome, build_outcome
 from promptcanary_action.paths import workspace_relative
 from promptcanary_action.pipeline import (
@@ -233,7 +233,7 @@ def _run_and_report(
 
 def _merged_run_judge(
     step: _Step, backend: BaselineBackend, approval: Approval | None, effects: Effects
-) -> Judge:
+) -> JudgeMergedRun:
     """``mode: merge``: a merged run judged exactly as this step judges a run of its own."""
 
     def judge(loaded: LoadedSuite, model_id: str, run: CanaryRunResult) -> PairOutcome:

@@ -1,8 +1,10 @@
 """What one action step produced, and the step's verdict on it.
 
-:class:`StepOutcome` owns the verdict: the gate, the exit code, the check run's conclusion,
-``drift-detected`` and the reasons a step fails are its properties, and every other module reads
-them. The models are public API for templates (``comment.md.j2`` etc.): a field renamed here is a
+Each :class:`PairOutcome` carries what the engine's evaluation decided for its pair
+(:func:`promptcanary_action.pipeline.verdict_fields`). :class:`StepOutcome` only combines those
+decisions (one failing pair fails the step) into the gate, the exit code, the check run's
+conclusion, ``drift-detected`` and the reasons a step fails, and every other module reads them.
+The models are public API for templates (``comment.md.j2`` etc.): a field renamed here is a
 template change. They hold results only, never a token or an API key.
 """
 
@@ -25,9 +27,6 @@ from promptcanary.core.models import (
     ResultRef,
 )
 from promptcanary.core.spec import resolve_line
-from promptcanary.core.verdict.approval import key_of, without_approved
-from promptcanary.core.verdict.gate import gate_failed as run_gate_failed
-from promptcanary.core.verdict.gate import untrustworthy
 from promptcanary.core.verdict.usage import UsageComparison, UsageFinding
 from promptcanary_action.links import suite_line_url
 from promptcanary_action.settings import Settings
@@ -99,6 +98,16 @@ class PairOutcome(BaseModel):
     a promotion)."""
     approval: Approval | None = None
     """The approval that covered ``approved`` (who, which pull request, the fingerprint)."""
+    # The evaluation's decisions (pipeline.verdict_fields). A step.json of an older version
+    # lacks them and still loads: re-judging and mode: merge judge its results again.
+    gate_failed: bool = False
+    """The evaluation's gate: ``fail-on`` or a usage gate fails this pair."""
+    untrustworthy: bool = False
+    """More responses errored than ``max-error-rate`` allows: this pair cannot gate."""
+    unapproved: list[ResultRef] = Field(default_factory=list)
+    """The regressions of ``drift`` nobody approved: the ones the gate judged."""
+    gated_severity: DriftSeverity = DriftSeverity.NONE
+    """The severity of ``drift`` with its approved regressions set aside."""
 
     def is_approved(self, comparison: ProbeComparison) -> bool:
         return any(
@@ -108,15 +117,7 @@ class PairOutcome(BaseModel):
 
     @property
     def unapproved_count(self) -> int:
-        return self.regression_count - len(self.approved)
-
-    @property
-    def gated_drift(self) -> DriftReport | None:
-        """The comparison the gate judges: ``drift`` with its approved regressions set aside."""
-        if self.drift is None or not self.approved:
-            return self.drift
-        keys = {key_of(self.drift, c) for c in self.drift.regressions if self.is_approved(c)}
-        return without_approved(self.drift, keys)
+        return len(self.unapproved)
 
     def line_for(self, prompt_id: str, probe_key: str | None = None) -> int | None:
         return resolve_line(self.prompt_lines, self.probe_lines, prompt_id, probe_key)
@@ -296,20 +297,6 @@ class StepOutcome(BaseModel):
         return [Failure("PromptCanary: unreadable baseline", e) for e in self.baseline_errors]
 
 
-def gate_failed(pairs: Sequence[PairOutcome], fail_on: str) -> bool:
-    """The merge gate of ``fail-on`` over every pair: one failing pair fails the step.
-
-    A tripped usage gate (decided by the evaluation) fails it whatever ``fail-on`` says: each
-    usage gate is opted into on its own. Approved regressions are set aside, as
-    :func:`promptcanary.core.verdict.evaluate.evaluate` does.
-    """
-    return any(run_gate_failed(p.gated_drift, p.run, fail_on) or p.usage_findings for p in pairs)
-
-
-def untrustworthy_pairs(pairs: Sequence[PairOutcome], max_error_rate: float) -> list[PairOutcome]:
-    return [p for p in pairs if untrustworthy(p.run, max_error_rate)]
-
-
 def verdict(
     pairs: Sequence[PairOutcome], failed: bool, untrusted: bool, cancelled: str | None = None
 ) -> str:
@@ -321,8 +308,7 @@ def verdict(
         )
     regressions = sum(p.unapproved_count for p in pairs)
     drifted = sum(1 for p in pairs if p.unapproved_count)
-    severities = [p.gated_drift.severity for p in pairs if p.gated_drift is not None]
-    worst = max(severities, key=lambda s: s.rank, default=DriftSeverity.NONE)
+    worst = max((p.gated_severity for p in pairs), key=lambda s: s.rank, default=DriftSeverity.NONE)
     errors = sum(p.error_count for p in pairs)
     approved = _approved_phrase(pairs)
     if untrusted:
@@ -366,8 +352,10 @@ def _approved_phrase(pairs: Sequence[PairOutcome]) -> str:
 def build_outcome(
     pairs: list[PairOutcome], settings: Settings, *, warnings: list[str], **context: Any
 ) -> StepOutcome:
-    untrusted = bool(untrustworthy_pairs(pairs, settings.max_error_rate))
-    failed = gate_failed(pairs, settings.fail_on)
+    """The step over its judged ``pairs``: one failing pair fails it, one untrustworthy pair
+    makes it untrustworthy."""
+    untrusted = any(p.untrustworthy for p in pairs)
+    failed = any(p.gate_failed for p in pairs)
     cancelled = context.get("cancelled")
     return StepOutcome(
         pairs=pairs,

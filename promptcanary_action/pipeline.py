@@ -1,19 +1,28 @@
-"""Run every (suite, model) pair, compare it with its baseline, promote, and judge the gate.
+"""Run every (suite, model) pair, have the engine judge it, and save what it promotes.
 
-I/O arrives as parameters (provider factory, baseline backend, clock); this module decides what
-to do with their answers. Publishing to GitHub happens later, in :mod:`publish`.
+I/O arrives as parameters (provider factory, baseline backend, clock). The engine's
+:func:`~promptcanary.core.verdict.evaluate.evaluate` decides the gate and the promotion; this
+module feeds it the baseline, saves the run when the evaluation promotes it, and keeps the
+decisions in the :class:`PairOutcome`. Publishing to GitHub happens later, in :mod:`publish`.
 """
 
 from __future__ import annotations
 
 import glob
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from promptcanary.core.models import Approval, BaselineSnapshot, CanaryRunResult, ResultRef
+from promptcanary.core.models import (
+    Approval,
+    BaselineSnapshot,
+    CanaryRunResult,
+    DriftSeverity,
+    ProbeComparison,
+    ResultRef,
+)
 from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.runner import run_suite
@@ -75,10 +84,15 @@ def models_for(suite: LoadedSuite, settings: Settings) -> list[ModelSpec]:
 
 
 def policy_for(
-    settings: Settings, activity: Activity, approval: Approval | None = None
+    settings: Settings,
+    activity: Activity,
+    approval: Approval | None = None,
+    *,
+    baseline_unreadable: bool = False,
 ) -> EvaluationPolicy:
     """The evaluation policy of this step: the inputs' thresholds, the event's promotion rule,
-    and the reviewer's approval in force (None: every regression counts)."""
+    and the reviewer's approval in force (None: every regression counts). A baseline that
+    exists but cannot be read is not an absent one: the run may not take its place."""
     return EvaluationPolicy(
         fail_on=settings.fail_on,
         regression_threshold=settings.regression_threshold,
@@ -93,12 +107,27 @@ def policy_for(
             cost_pct=settings.max_cost_increase,
         ),
         approval=approval,
+        may_create_baseline=activity.may_create_baseline and not baseline_unreadable,
     )
 
 
-def approved_refs(evaluation: Evaluation) -> list[ResultRef]:
-    """The regressions the evaluation's approval covered, as the pair records them."""
-    return [ResultRef(prompt_id=c.prompt_id, probe_key=c.probe_key) for c in evaluation.approved]
+def _refs(comparisons: Iterable[ProbeComparison]) -> list[ResultRef]:
+    return [ResultRef(prompt_id=c.prompt_id, probe_key=c.probe_key) for c in comparisons]
+
+
+def verdict_fields(evaluation: Evaluation) -> dict[str, Any]:
+    """What ``evaluation`` decided about one pair, as :class:`PairOutcome` keeps it: the step
+    combines these and decides nothing again."""
+    gated = evaluation.gated_drift
+    return {
+        "gate_failed": evaluation.gate_failed,
+        "untrustworthy": evaluation.untrustworthy,
+        "unapproved": _refs(evaluation.unapproved_regressions),
+        "gated_severity": gated.severity if gated is not None else DriftSeverity.NONE,
+        "usage_findings": list(evaluation.usage_findings),
+        "approved": _refs(evaluation.approved),
+        "approval": evaluation.approval,
+    }
 
 
 def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
@@ -151,32 +180,26 @@ def _history(
         return []
 
 
-def _promote(
-    evaluation: Evaluation,
-    loaded: _FoundBaseline,
-    activity: Activity,
-    backend: Backend,
-    sha: str,
-    pool_size: int,
+def _save_if_promoted(
+    evaluation: Evaluation, backend: Backend, baseline_ref: str, sha: str, pool_size: int
 ) -> tuple[BaselineStatus, str | None, str | None]:
-    """Save the run as the baseline when the evaluation allows it: (status, location, note)."""
-    status = BaselineStatus.FOUND if loaded.baseline is not None else BaselineStatus.MISSING
-    may_write = loaded.baseline is not None or (activity.may_create_baseline and not loaded.error)
-    if not (activity.compare and evaluation.promotion.allowed and may_write):
+    """Save the run as the baseline when the evaluation promotes it: (status, location, note)."""
+    had_baseline = evaluation.baseline is not None
+    status = BaselineStatus.FOUND if had_baseline else BaselineStatus.MISSING
+    if not evaluation.promotion.allowed:
         return status, None, None
     drift = evaluation.drift
     try:
         location = backend.save(
             evaluation.snapshot(pool_size),
             sha=sha,
-            ref=activity.baseline_ref,
+            ref=baseline_ref,
             regressions=len(drift.regressions) if drift else 0,
         )
     except BaselineStoreError as exc:
         # The run is still reported; only the promotion is lost, and the user is told why.
         return status, None, f"The baseline could not be saved: {exc}"
-    promoted = BaselineStatus.CREATED if loaded.baseline is None else BaselineStatus.UPDATED
-    return promoted, location, None
+    return (BaselineStatus.UPDATED if had_baseline else BaselineStatus.CREATED), location, None
 
 
 async def run_pair(
@@ -241,7 +264,7 @@ def judge_run(
     approval: Approval | None = None,
     cost: CostLookup | None = cost_usd,
 ) -> PairOutcome:
-    """Evaluate a run of one suite on one model against its baseline; promote as allowed.
+    """Evaluate a run of one suite on one model against its baseline; save it if promoted.
 
     The run is this step's own (its baseline already ``found``), or one merged from a matrix
     job's legs (``mode: merge``).
@@ -250,16 +273,11 @@ def judge_run(
     if found is None:
         found = _load_baseline(backend, suite.name, model_id, activity)
     history = _history(backend, suite.name, model_id, activity, settings.trend_points)
-    policy = policy_for(settings, activity, approval)
+    policy = policy_for(settings, activity, approval, baseline_unreadable=found.error is not None)
     evaluation = evaluate(found.baseline, run, suite, policy, now=now(), cost=cost)
-    if run.incomplete is None:
-        status, location, save_note = _promote(
-            evaluation, found, activity, backend, sha, settings.baseline_pool
-        )
-    else:
-        status = BaselineStatus.FOUND if found.baseline is not None else BaselineStatus.MISSING
-        location, save_note = None, f"Not promoted: the run is incomplete ({run.incomplete})."
-    notes = [*evaluation.notes, *([save_note] if save_note else [])]
+    status, location, save_note = _save_if_promoted(
+        evaluation, backend, activity.baseline_ref, sha, settings.baseline_pool
+    )
     baseline = evaluation.baseline
     return PairOutcome(
         suite_name=suite.name,
@@ -271,12 +289,10 @@ def judge_run(
         baseline_status=status,
         baseline_location=location,
         baseline_error=found.error,
-        notes=notes,
+        notes=[*evaluation.notes, *([save_note] if save_note else [])],
         prompt_lines=dict(suite.prompt_lines),
         probe_lines=suite.probe_lines,
         usage=evaluation.usage,
-        usage_findings=list(evaluation.usage_findings),
         history=history,
-        approved=approved_refs(evaluation),
-        approval=evaluation.approval,
+        **verdict_fields(evaluation),
     )

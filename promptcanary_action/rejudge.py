@@ -15,11 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from promptcanary.core.models import Approval
-from promptcanary.core.verdict.evaluate import judge
+from promptcanary.core.verdict.evaluate import decide
 from promptcanary_action.activity import Activity
 from promptcanary_action.context import EventContext
 from promptcanary_action.outcome import PairOutcome, StepOutcome
-from promptcanary_action.pipeline import approved_refs, policy_for
+from promptcanary_action.pipeline import policy_for, verdict_fields
 from promptcanary_action.report_dir import STEP_FILE
 from promptcanary_action.settings import Settings
 
@@ -45,7 +45,11 @@ def reusable_outcome(report_dir: Path, ctx: EventContext, label: str | None) -> 
 def rejudge(
     pair: PairOutcome, settings: Settings, activity: Activity, approval: Approval | None
 ) -> PairOutcome:
-    """``pair``'s stored results judged under ``approval`` (nothing is run or compared again)."""
-    evaluation = judge(pair.run, pair.drift, policy_for(settings, activity, approval))
-    update = {"approved": approved_refs(evaluation), "approval": evaluation.approval}
-    return pair.model_copy(update=update)
+    """``pair``'s stored results judged under ``approval`` by the engine's :func:`decide`, the
+    function every fresh evaluation ends in (nothing is run, compared or measured again).
+
+    It reads the stored run, comparison and usage only, so a ``step.json`` written before the
+    pairs kept their decisions is judged alike."""
+    policy = policy_for(settings, activity, approval)
+    evaluation = decide(pair.run, pair.drift, policy, usage=pair.usage)
+    return pair.model_copy(update=verdict_fields(evaluation))

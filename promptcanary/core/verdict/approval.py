@@ -1,7 +1,8 @@
 """Which regressions an approval covers, and the comparison the gate judges once they are set aside.
 
 Pure functions over :class:`DriftReport` and :class:`Approval`: the approval itself (who gave it,
-for which keys) is found by the caller; :func:`promptcanary.core.verdict.evaluate.evaluate` applies it.
+for which keys) is found by the caller; :func:`promptcanary.core.verdict.evaluate.decide` applies
+it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""evaluate(): one pure decision from (baseline, current run, suite, policy) to an Evaluation.
+"""The verdict on a run: :func:`evaluate` compares it with its baseline, :func:`decide` judges.
 
-The CLI (``compare``) and the action (one suite on one model) both call it, so the re-scoring,
-the comparison, the gate, the error-rate rule and the promotion rule are decided in one place.
-It reads no file and writes none: loading the baseline and saving a promoted run are the
-callers' I/O.
+:func:`evaluate` re-scores either side scored with other probes, compares, measures usage and
+ends in :func:`decide`, which makes every decision about the run: the gate, the error-rate rule,
+the approvals and the promotion. The CLI (``compare``) and the action (a fresh run, a run merged
+from matrix legs) call :func:`evaluate`; re-judging stored results under a new approval calls
+:func:`decide` alone. Neither reads or writes a file: loading the baseline and saving a promoted
+run are the callers' I/O.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ class EvaluationPolicy:
     """Latency, token and cost gates (percent increase over the baseline); off by default."""
     approval: Approval | None = None
     """Regressions a reviewer accepted: they neither fail the gate nor stop a promotion."""
+    may_create_baseline: bool = True
+    """Without a baseline, whether the run may become the first one (the action's event may not
+    allow it, and a baseline that exists but cannot be read must not be replaced)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,9 @@ class Evaluation:
     baseline: BaselineSnapshot | None
     """The baseline, re-scored with the suite's probes when they changed since it was saved."""
     drift: DriftReport | None
+    gated_drift: DriftReport | None
+    """``drift`` with its approved regressions set aside: what the gate and the promotion judged
+    (its regressions are the unapproved ones, its severity theirs)."""
     promotion: Promotion
     gate_failed: bool
     untrustworthy: bool
@@ -116,9 +124,7 @@ class Evaluation:
 
     @property
     def unapproved_regressions(self) -> list[ProbeComparison]:
-        keys = {(c.prompt_id, c.probe_key) for c in self.approved}
-        regressions = self.drift.regressions if self.drift else []
-        return [c for c in regressions if (c.prompt_id, c.probe_key) not in keys]
+        return self.gated_drift.regressions if self.gated_drift else []
 
 
 def promotion_allowed(rule: str, run: CanaryRunResult, has_regressions: bool) -> tuple[bool, str]:
@@ -140,7 +146,9 @@ def decide_promotion(
     policy: EvaluationPolicy,
     findings: tuple[UsageFinding, ...] = (),
 ) -> Promotion:
-    """The promotion rule, then the error-rate rule that no rule overrides."""
+    """The promotion rule, then the error-rate rule that no rule overrides.
+
+    :func:`decide` then holds back what no rule may promote (:func:`_held_back`)."""
     allowed, why_not = promotion_allowed(
         policy.promotion, run, bool(drift and drift.has_regressions)
     )
@@ -155,6 +163,22 @@ def decide_promotion(
             f"max-error-rate {policy.max_error_rate:g}",
         )
     return Promotion(allowed, why_not)
+
+
+def _held_back(
+    promotion: Promotion, run: CanaryRunResult, has_baseline: bool, policy: EvaluationPolicy
+) -> Promotion:
+    """``promotion``, refused for part of a run or for a first baseline the policy may not create.
+
+    Neither is a rule's refusal: the incomplete run has its own note, and the missing baseline
+    is the caller's to explain (an event that may not create one, an unreadable one)."""
+    if not promotion.allowed:
+        return promotion
+    if run.incomplete is not None:
+        return Promotion(False, f"the run is incomplete ({run.incomplete})")
+    if not has_baseline and not policy.may_create_baseline:
+        return Promotion(False, "no baseline exists and this run may not create one")
+    return promotion
 
 
 def age_note(snapshot: BaselineSnapshot, now: datetime, max_age_days: int) -> str | None:
@@ -180,7 +204,7 @@ class _Scored:
     probes_differ: bool = False
 
 
-def _same_probes(
+def _rescored_to_suite(
     baseline: BaselineSnapshot, run: CanaryRunResult, suite: SuiteSpec | None
 ) -> _Scored:
     """Both sides scored with one probe configuration: the suite's, when there is a suite."""
@@ -233,7 +257,7 @@ def evaluate(
         scored: _Scored | None = None
         drift = None
     else:
-        scored = _same_probes(baseline, run, suite)
+        scored = _rescored_to_suite(baseline, run, suite)
         run, baseline = scored.run, scored.baseline
         drift = compare(
             baseline,
@@ -242,48 +266,53 @@ def evaluate(
             improvement_threshold=policy.improvement_threshold,
             alpha=policy.alpha,
         ).model_copy(update={"rescored_responses": scored.rescored_baseline})
-    judged = judge(run, drift, policy, baseline=baseline, now=now, cost=cost)
+    usage = compare_usage(baseline.run_result if baseline else None, run, cost)
+    decided = decide(run, drift, policy, baseline=baseline, now=now, usage=usage)
     if scored is None:
-        return judged
+        return decided
     return replace(
-        judged,
+        decided,
         rescored_baseline=scored.rescored_baseline,
         rescored_current=scored.rescored_current,
         probes_differ=scored.probes_differ,
     )
 
 
-def judge(
+def decide(
     run: CanaryRunResult,
     drift: DriftReport | None,
     policy: EvaluationPolicy,
     *,
     baseline: BaselineSnapshot | None = None,
     now: datetime | None = None,
-    cost: CostLookup | None = None,
+    usage: UsageComparison | None = None,
 ) -> Evaluation:
-    """The gate, the promotion and the notes for a run already compared with its baseline.
+    """The verdict on a run already compared with its baseline: the gate, the error-rate rule,
+    the approvals, the promotion and the notes.
 
     :func:`evaluate` ends here; so does re-judging stored results under a new policy (e.g. an
-    approval given after the run), which must not compare or score anything again. ``cost``
-    prices the answers (no cost figures without it).
+    approval given after the run), which must not compare, score or measure anything again.
+    ``usage`` is the run's usage as measured with its comparison (None: not measured, so no
+    usage gate); ``baseline`` dates the staleness note with ``now`` (none when either is omitted).
     """
     approved, gated = _apply_approval(drift, policy.approval)
-    usage = compare_usage(baseline.run_result if baseline else None, run, cost)
-    findings, usage_notes = usage_findings(usage, policy.usage_limits)
-    promotion = decide_promotion(run, gated, policy, tuple(findings))
-    notes: list[str] = list(usage_notes)
+    findings, notes = usage_findings(usage, policy.usage_limits) if usage else ([], [])
+    rule = decide_promotion(run, gated, policy, tuple(findings))
     if baseline is not None and now is not None:
         stale = age_note(baseline, now, policy.baseline_max_age_days)
         if stale:
             notes.append(stale)
-    if policy.promotion != "never" and promotion.reason:
-        notes.append(f"The baseline was not updated: {promotion.reason}.")
+    if policy.promotion != "never" and rule.reason:
+        notes.append(f"The baseline was not updated: {rule.reason}.")
+    if run.incomplete is not None:
+        # Whatever the rule: part of a run must not become the reference (a pull request too).
+        notes.append(f"Not promoted: the run is incomplete ({run.incomplete}).")
     return Evaluation(
         run=run,
         baseline=baseline,
         drift=drift,
-        promotion=promotion,
+        gated_drift=gated,
+        promotion=_held_back(rule, run, baseline is not None, policy),
         gate_failed=gate_failed(gated, run, policy.fail_on) or bool(findings),
         untrustworthy=untrustworthy(run, policy.max_error_rate),
         notes=tuple(notes),

@@ -218,15 +218,11 @@ def _stats(strata: dict[Metric, Strata | None]) -> UsageStats:
     )
 
 
-def measure_usage(run: CanaryRunResult, cost: CostLookup | None = None) -> UsageStats:
-    """Latency, tokens and cost of ``run``; cost only when ``cost`` knows the model's price."""
-    return _stats(_all_strata(run, cost))
-
-
 def compare_usage(
     baseline: CanaryRunResult | None, current: CanaryRunResult, cost: CostLookup | None = None
 ) -> UsageComparison:
-    """The current run's usage, and its change against ``baseline`` when there is one."""
+    """The current run's usage, and its change against ``baseline`` when there is one; cost only
+    when ``cost`` knows the model's price."""
     now = _all_strata(current, cost)
     if baseline is None:
         return UsageComparison(_stats(now), None, {})

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from promptcanary.core.models import (
+    Approval,
     CanaryRunResult,
     DriftReport,
     LLMResponse,
@@ -16,6 +17,8 @@ from promptcanary.core.models import (
 )
 from promptcanary_action.activity import Activity
 from promptcanary_action.outcome import PairOutcome
+from promptcanary_action.rejudge import rejudge
+from promptcanary_action.settings import Settings
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -84,8 +87,17 @@ def run_result(*, errors: int = 0, failed: int = 0, passed: int = 1) -> CanaryRu
     )
 
 
+def judged(
+    pair: PairOutcome, settings: Settings | None = None, approval: Approval | None = None
+) -> PairOutcome:
+    """``pair`` as the engine judges its run and drift under ``settings`` (``fail-on``,
+    ``max-error-rate``; the defaults when None) and ``approval``: the decisions a step combines."""
+    return rejudge(pair, settings or Settings(), _PUSH, approval)
+
+
 def drifted_pair(drop: float, *, n: int = 10, failed: int = 0, errors: int = 0) -> PairOutcome:
-    """A pair with one result dropping by ``drop`` among ``n`` comparisons."""
+    """A pair with one result dropping by ``drop`` among ``n`` comparisons, judged under the
+    default settings (re-judge it with :func:`judged` under others)."""
     comparisons = [
         ProbeComparison(
             probe_id="t",
@@ -102,4 +114,6 @@ def drifted_pair(drop: float, *, n: int = 10, failed: int = 0, errors: int = 0) 
     # A regressed result is also a failed probe of the run, as in a real run.
     run = run_result(errors=errors, failed=failed + (1 if drop > 0 else 0))
     drift = drift_of(run, comparisons, snapshot_id="s", baseline_created_at=NOW)
-    return PairOutcome(suite_name="demo", suite_file="c.yaml", model="m", run=run, drift=drift)
+    return judged(
+        PairOutcome(suite_name="demo", suite_file="c.yaml", model="m", run=run, drift=drift)
+    )

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from promptcanary.core.models import Approval, RegressionKey, ResultRef
+from promptcanary.core.verdict.evaluate import EvaluationPolicy
+from promptcanary.core.verdict.usage import UsageLimits
 from promptcanary_action.activity import decide
 from promptcanary_action.approval.record import comment_record, read_record
 from promptcanary_action.context import EventContext
-from promptcanary_action.outcome import StepOutcome, build_outcome
+from promptcanary_action.outcome import PairOutcome, StepOutcome, build_outcome
+from promptcanary_action.pipeline import verdict_fields
 from promptcanary_action.rejudge import rejudge, reusable_outcome
 from promptcanary_action.render import check_run_output, comment_marker, render_comment
 from promptcanary_action.report_dir import STEP_FILE
 from promptcanary_action.settings import Settings
-from tests.unit.action.outcomes import drifted_pair
+from tests.unit.action.outcomes import drifted_pair, judged
+from tests.unit.core.test_evaluate import usage_case
 
 LABEL = "promptcanary: approve"
 MARKER = comment_marker("default")
@@ -37,11 +42,14 @@ def approval(*prompts: str, approver: str = "rev") -> Approval:
 
 
 def outcome(approved: Approval | None, *, covered: bool = True) -> StepOutcome:
-    pair = drifted_pair(0.9)
+    """The step with ``approved`` in force, its pair judged under it (``covered``: it covers
+    the pair's regression)."""
+    pair = judged(drifted_pair(0.9), approval=approved)
     if approved is not None and covered:
-        pair = pair.model_copy(
-            update={"approved": [ResultRef(prompt_id="p0", probe_key="t")], "approval": approved}
-        )
+        assert pair.approved == [ResultRef(prompt_id="p0", probe_key="t")]
+        assert pair.approval == approved
+    else:
+        assert (pair.approved, pair.approval) == ([], None)
     return build_outcome(
         [pair],
         Settings(),
@@ -148,3 +156,23 @@ def test_rejudging_applies_the_approval_to_the_stored_results() -> None:
     assert [(r.prompt_id, r.probe_key) for r in again.approved] == [("p0", "t")]
     assert again.approval == approval("p0") and again.run is stored.run
     assert rejudge(stored, settings, activity, None).approved == []
+
+
+def test_rejudging_keeps_a_tripped_usage_gate_from_the_stored_usage() -> None:
+    # Re-judging measures nothing again: the usage gates read the usage the first run stored.
+    limits = UsageLimits(tokens_pct=50)
+    evaluation = usage_case(EvaluationPolicy(usage_limits=limits))
+    first = PairOutcome(
+        suite_name="demo",
+        suite_file="c.yaml",
+        model="m",
+        run=evaluation.run,
+        drift=evaluation.drift,
+        usage=evaluation.usage,
+        **verdict_fields(evaluation),
+    )
+    stored = PairOutcome.model_validate_json(first.model_dump_json())
+    settings = dataclasses.replace(Settings(), max_token_increase=50)
+    again = rejudge(stored, settings, decide(labeled_ctx(), settings), approval("p0"))
+    assert first.gate_failed is True and again.gate_failed is True
+    assert [f.gate for f in again.usage_findings] == ["max-token-increase"]

@@ -1,4 +1,6 @@
-"""StepOutcome's verdict: the gate, verdict lines, exit code, check-run conclusion, failures."""
+"""StepOutcome's verdict: the gate, verdict lines, exit code, check-run conclusion, failures.
+
+The pairs are judged by the engine (``judged``); the step combines what it decided."""
 
 from __future__ import annotations
 
@@ -10,14 +12,13 @@ from promptcanary.core.models import DriftSeverity
 from promptcanary_action.outcome import (
     ExitCode,
     Failure,
+    PairOutcome,
     StepOutcome,
     build_outcome,
-    gate_failed,
-    untrustworthy_pairs,
     verdict,
 )
 from promptcanary_action.settings import Settings
-from tests.unit.action.outcomes import drifted_pair
+from tests.unit.action.outcomes import drifted_pair, judged
 
 
 def test_severities_of_the_fixture_pairs() -> None:
@@ -45,22 +46,31 @@ def test_gate_for_every_fail_on_value(fail_on: str, expected: list[bool]) -> Non
     low = drifted_pair(0.1, n=30)
     high = drifted_pair(0.3)
     failing_no_drift = drifted_pair(0.0, failed=1)
-    got = [gate_failed([p], fail_on) for p in (clean, low, high, failing_no_drift)]
+    got = [gate_of([p], fail_on) for p in (clean, low, high, failing_no_drift)]
     assert got == expected
-    assert gate_failed([clean, high], fail_on) == expected[2]
+    assert gate_of([clean, high], fail_on) == expected[2]
+
+
+def gate_of(pairs: list[PairOutcome], fail_on: str) -> bool:
+    """The step's gate over ``pairs`` judged under ``fail_on``."""
+    return outcome_of(*pairs, fail_on=fail_on).gate_failed
 
 
 def test_critical_gate_trips_on_a_critical_drift() -> None:
     critical = drifted_pair(0.8)
     assert critical.severity is DriftSeverity.CRITICAL
-    assert gate_failed([critical], "critical") is True
+    assert gate_of([critical], "critical") is True
 
 
 def test_untrustworthy_pairs_exceed_the_error_rate() -> None:
     ok = drifted_pair(0.0, errors=0)
     bad = drifted_pair(0.0, errors=2)  # 2 of 3 responses errored
-    assert untrustworthy_pairs([ok, bad], 0.5) == [bad]
-    assert untrustworthy_pairs([ok, bad], 0.7) == []
+    lenient = dataclasses.replace(Settings(), max_error_rate=0.7)
+    strict = dataclasses.replace(Settings(), max_error_rate=0.5)
+    assert [judged(p, strict).untrustworthy for p in (ok, bad)] == [False, True]
+    assert [judged(p, lenient).untrustworthy for p in (ok, bad)] == [False, False]
+    assert outcome_of(ok, bad, max_error_rate=0.5).untrustworthy is True
+    assert outcome_of(ok, bad, max_error_rate=0.7).untrustworthy is False
 
 
 def test_verdict_lines() -> None:
@@ -82,7 +92,7 @@ def test_build_outcome_applies_settings() -> None:
     settings = dataclasses.replace(
         Settings(), fail_on="high", max_error_rate=0.5, comment_id="nightly"
     )
-    pairs = [drifted_pair(0.3), drifted_pair(0.0, errors=2)]
+    pairs = [judged(drifted_pair(0.3), settings), judged(drifted_pair(0.0, errors=2), settings)]
     outcome = build_outcome(pairs, settings, warnings=["w"], pr_number=7, sha="abc")
     assert outcome.gate_failed is True
     assert outcome.untrustworthy is True
@@ -91,14 +101,15 @@ def test_build_outcome_applies_settings() -> None:
     assert outcome.pr_number == 7 and outcome.sha == "abc"
     assert outcome.warnings == ["w"]
     assert outcome.verdict == verdict(pairs, True, True)
-    calm = build_outcome([drifted_pair(0.0)], settings, warnings=[])
+    calm = build_outcome([judged(drifted_pair(0.0), settings)], settings, warnings=[])
     assert (calm.gate_failed, calm.untrustworthy) == (False, False)
     assert calm.verdict.startswith("✅")
 
 
-def outcome_of(*pairs: object, **settings: object) -> StepOutcome:
+def outcome_of(*pairs: PairOutcome, **settings: object) -> StepOutcome:
+    """The step over ``pairs``, each judged under the default settings changed by ``settings``."""
     chosen = dataclasses.replace(Settings(), **settings)  # type: ignore[arg-type]
-    return build_outcome(list(pairs), chosen, warnings=[])  # type: ignore[arg-type]
+    return build_outcome([judged(p, chosen) for p in pairs], chosen, warnings=[])
 
 
 UNREADABLE = "baselines/demo/m/baseline.json: not valid JSON"

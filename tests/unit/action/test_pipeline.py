@@ -28,6 +28,7 @@ from promptcanary_action.outcome import BaselineStatus, PairOutcome, build_outco
 from promptcanary_action.pipeline import (
     LoadedSuite,
     find_suite_files,
+    judge_run,
     models_for,
     run_pair,
 )
@@ -405,6 +406,25 @@ def test_unreadable_baseline_is_reported_and_nothing_is_saved() -> None:
     assert pair.drift is None
     assert backend.saves == []
     assert pair.baseline_status is BaselineStatus.MISSING
+    assert pair.notes == []  # the unreadable baseline is the step's failure, not a note
+
+
+@pytest.mark.parametrize("with_baseline", [False, True])
+def test_an_incomplete_run_is_not_promoted_and_says_so(with_baseline: bool) -> None:
+    backend = DictBackend()
+    if with_baseline:
+        seed_baseline(backend)
+    complete = pair_run(DictBackend(), act=PR).run
+    stopped = complete.model_copy(update={"incomplete": "the job was cancelled"})
+    pair = judge_run(
+        loaded(), "model-a", stopped, settings=SETTINGS, activity=push_activity(),
+        sha="abc123", backend=backend, now=lambda: NOW,
+    )  # fmt: skip
+    assert backend.saves == []
+    assert pair.baseline_status is (
+        BaselineStatus.FOUND if with_baseline else BaselineStatus.MISSING
+    )
+    assert pair.notes == ["Not promoted: the run is incomplete (the job was cancelled)."]
 
 
 @pytest.mark.parametrize("with_baseline", [False, True])

@@ -38,7 +38,7 @@ from promptcanary_action.report_dir import STEP_FILE, write_reports
 from promptcanary_action.settings import Settings
 from promptcanary_action.workflow import Workflow
 from tests.fakes.github_port_fake import FakeGitHubPort
-from tests.unit.action.outcomes import drift_of, pr_activity
+from tests.unit.action.outcomes import drift_of, judged, pr_activity
 
 HEAD = "a" * 40
 MARKER = comment_marker("default")
@@ -79,13 +79,15 @@ def make_pair(model: str, *, regressed: bool, with_drift: bool = True) -> PairOu
             )
         ],
     )
-    return PairOutcome(
-        suite_name="demo",
-        suite_file="canary.yaml",
-        model=model,
-        run=run,
-        drift=drift if with_drift else None,
-        prompt_lines={"p1": 5},
+    return judged(
+        PairOutcome(
+            suite_name="demo",
+            suite_file="canary.yaml",
+            model=model,
+            run=run,
+            drift=drift if with_drift else None,
+            prompt_lines={"p1": 5},
+        )
     )
 
 

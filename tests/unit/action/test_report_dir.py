@@ -19,7 +19,8 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.core.suite import CanarySuite
-from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
+from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome, build_outcome
+from promptcanary_action.rejudge import rejudge
 from promptcanary_action.report_dir import (
     STEP_FILE,
     combined_status,
@@ -27,8 +28,10 @@ from promptcanary_action.report_dir import (
     set_outputs,
     write_reports,
 )
+from promptcanary_action.settings import Settings
 from promptcanary_action.workflow import Workflow
 from tests.fakes.provider_fake import FakeProvider
+from tests.unit.action.outcomes import judged, push_activity
 
 ROOT = Path(__file__).resolve().parents[3]
 SECRET = "sk-live-do-not-leak-123"
@@ -70,14 +73,16 @@ def pair(
     if baseline is not None:
         base_run = real_run(model, baseline)
         drift = compare(BaselineSnapshot.of_run(base_run), run)
-    return PairOutcome(
-        suite_name=SUITE.name,
-        suite_file="canary.yaml",
-        model=model,
-        run=run,
-        drift=drift,
-        baseline_run=base_run,
-        baseline_status=status,
+    return judged(
+        PairOutcome(
+            suite_name=SUITE.name,
+            suite_file="canary.yaml",
+            model=model,
+            run=run,
+            drift=drift,
+            baseline_run=base_run,
+            baseline_status=status,
+        )
     )
 
 
@@ -89,7 +94,7 @@ def outcome(pairs: list[PairOutcome]) -> StepOutcome:
     return StepOutcome(
         pairs=pairs,
         fail_on="regression",
-        gate_failed=any(p.regression_count for p in pairs),
+        gate_failed=any(p.gate_failed for p in pairs),
         verdict="❌ something",
         warnings=["a warning"],
         pr_number=12,
@@ -158,6 +163,35 @@ def test_step_json_round_trips_into_a_step_outcome(tmp_path: Path) -> None:
     assert back.regression_count == 1
     assert back.pairs[0].response_text("p2") == "nope"
     assert back.pairs[0].response_text("p2", baseline=True) == "ok"
+
+
+def verdict_of(outcome: StepOutcome) -> tuple[object, ...]:
+    return (outcome.gate_failed, outcome.untrustworthy, outcome.verdict, outcome.drift_detected)
+
+
+def test_a_stored_step_builds_into_an_outcome_with_the_same_verdict(tmp_path: Path) -> None:
+    pairs = [pair("a", baseline=OK, current=HALF), pair("b", baseline=OK, current=OK)]
+    out = build_outcome(pairs, Settings(), warnings=[])
+    assert out.gate_failed and out.drift_detected  # a verdict worth carrying
+    write_reports(out, tmp_path, "c", "s")
+    back = StepOutcome.model_validate_json((tmp_path / STEP_FILE).read_bytes())
+    assert verdict_of(build_outcome(back.pairs, Settings(), warnings=[])) == verdict_of(out)
+
+
+def test_an_older_step_json_without_the_pairs_decisions_loads_and_is_judged_alike(
+    tmp_path: Path,
+) -> None:
+    # Re-judging (a label change) and mode: merge read a step.json an older version may have
+    # written, before the pairs kept the engine's decisions: they judge its results again.
+    out = build_outcome([pair("a", baseline=OK, current=HALF)], Settings(), warnings=[])
+    write_reports(out, tmp_path, "c", "s")
+    data = json.loads((tmp_path / STEP_FILE).read_text(encoding="utf-8"))
+    for stored in data["pairs"]:
+        for name in ("gate_failed", "untrustworthy", "unapproved", "gated_severity"):
+            del stored[name]
+    older = StepOutcome.model_validate(data)
+    again = [rejudge(p, Settings(), push_activity(), None) for p in older.pairs]
+    assert verdict_of(build_outcome(again, Settings(), warnings=[])) == verdict_of(out)
 
 
 def test_no_secret_reaches_any_report_file(tmp_path: Path) -> None:

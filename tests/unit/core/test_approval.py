@@ -19,8 +19,8 @@ from promptcanary.core.verdict.evaluate import (
     Evaluation,
     EvaluationPolicy,
     Promotion,
+    decide,
     evaluate,
-    judge,
 )
 from promptcanary.storage.base import snapshot_from_json, snapshot_to_json
 from tests.unit.core.test_evaluate import SUITE as BASE_SUITE
@@ -147,7 +147,7 @@ def test_judging_stored_results_under_an_approval_decides_as_evaluating_with_it(
     stored = judged(None, ("p1",))
     assert stored.gate_failed is True
     policy = EvaluationPolicy(promotion="if_clean", approval=approval("p1"))
-    again = judge(stored.run, stored.drift, policy)
+    again = decide(stored.run, stored.drift, policy, usage=stored.usage)
     direct = judged(approval("p1"), ("p1",))
     assert (again.gate_failed, again.promotion, again.notes, again.approved) == (
         direct.gate_failed,

@@ -1,4 +1,4 @@
-"""evaluate(): re-scoring, comparison, gate, promotion and notes decided in one place."""
+"""evaluate() and decide(): re-scoring, comparison, gate, promotion and notes decided in one place."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from promptcanary.core.verdict.evaluate import (
     EvaluationPolicy,
     Promotion,
     PromotionRule,
+    decide,
     evaluate,
 )
 from promptcanary.core.verdict.usage import UsageLimits
@@ -123,6 +124,42 @@ def test_never_refuses_promotion_without_a_note() -> None:
     result = evaluate(baseline(s), run(s), s, EvaluationPolicy(promotion="never"))
     assert result.promotion.allowed is False
     assert result.notes == ()
+
+
+@pytest.mark.parametrize("rule", ["always", "if_clean", "never"])
+def test_an_incomplete_run_is_never_promoted_and_says_so_whatever_the_rule(
+    rule: PromotionRule,
+) -> None:
+    s = suite()
+    stopped = run(s).model_copy(update={"incomplete": "the job was cancelled"})
+    result = evaluate(baseline(s), stopped, s, EvaluationPolicy(promotion=rule))
+    assert result.promotion.allowed is False
+    assert result.notes[-1] == "Not promoted: the run is incomplete (the job was cancelled)."
+    assert run(s).incomplete is None  # a complete run is not held back
+    assert evaluate(baseline(s), run(s), s, EvaluationPolicy(promotion=rule)).notes == ()
+
+
+def test_a_run_that_may_not_create_the_first_baseline_is_not_promoted_without_a_note() -> None:
+    # The caller explains why (an event that may not create one, an unreadable baseline).
+    s = suite()
+    held = EvaluationPolicy(promotion="always", may_create_baseline=False)
+    result = evaluate(None, run(s), s, held)
+    assert result.promotion.allowed is False and result.notes == ()
+    # A baseline that exists is updated: the flag is about the first one only.
+    assert evaluate(baseline(s), run(s), s, held).promotion == Promotion(True, "")
+
+
+def test_decide_on_stored_results_decides_as_evaluate_did() -> None:
+    s = suite()
+    fresh = evaluate(baseline(s), run(s, {"p1": "no", "p2": "ok"}), s, EvaluationPolicy())
+    again = decide(fresh.run, fresh.drift, EvaluationPolicy(), usage=fresh.usage)
+    assert (again.gate_failed, again.untrustworthy, again.promotion) == (
+        fresh.gate_failed,
+        fresh.untrustworthy,
+        fresh.promotion,
+    )
+    assert again.unapproved_regressions == fresh.unapproved_regressions != []
+    assert again.drift is fresh.drift and again.usage is fresh.usage  # nothing measured again
 
 
 def test_changed_probes_rescore_the_baseline() -> None:

@@ -8,11 +8,12 @@ import pytest
 
 from promptcanary.core.models import CanaryRunResult, LLMResponse, ProviderConfig
 from promptcanary.core.verdict.usage import (
+    CostLookup,
     UsageLimits,
+    UsageStats,
     compare_usage,
     format_metric,
     format_usd,
-    measure_usage,
     usage_findings,
 )
 
@@ -47,6 +48,11 @@ def run(responses: list[LLMResponse], model: str = MODEL) -> CanaryRunResult:
     )
 
 
+def measured(run: CanaryRunResult, cost: CostLookup | None = None) -> UsageStats:
+    """The run's own usage, as the evaluation measures it (no baseline to compare with)."""
+    return compare_usage(None, run, cost).current
+
+
 def simple_run(
     latencies: list[float], completions: list[int], *, samples: int = 1, scale: float = 1.0
 ) -> CanaryRunResult:
@@ -68,7 +74,7 @@ def simple_run(
 
 def test_measure_takes_latency_quantiles_over_answers_and_tokens_per_answer() -> None:
     latencies = [100.0, 200.0, 300.0, 400.0, 1000.0]
-    usage = measure_usage(simple_run(latencies, [10, 20, 30, 40, 50]), price)
+    usage = measured(simple_run(latencies, [10, 20, 30, 40, 50]), price)
 
     cuts = statistics.quantiles(latencies, n=20, method="inclusive")
     assert usage.answers == 5
@@ -87,7 +93,7 @@ def test_each_prompt_weighs_the_same_whatever_its_number_of_samples() -> None:
         response("short", latency=1, prompt_tokens=1, completion=10, sample=s) for s in range(9)
     ]
 
-    assert measure_usage(run(answers)).completion_tokens == pytest.approx(55.0)
+    assert measured(run(answers)).completion_tokens == pytest.approx(55.0)
 
 
 def test_errored_answers_are_not_measured_and_missing_values_show_as_unknown() -> None:
@@ -96,7 +102,7 @@ def test_errored_answers_are_not_measured_and_missing_values_show_as_unknown() -
         response("p2", latency=9999, prompt_tokens=5, completion=5, error="timeout"),
         LLMResponse(prompt_id="p3", provider_model_id=MODEL, content="no usage recorded"),
     ]
-    usage = measure_usage(run(answers), price)
+    usage = measured(run(answers), price)
 
     assert usage.latency_p95_ms is None and usage.completion_tokens is None
     assert usage.cost_usd is None
@@ -104,12 +110,12 @@ def test_errored_answers_are_not_measured_and_missing_values_show_as_unknown() -
 
 
 def test_unknown_model_has_no_cost_never_a_guess() -> None:
-    usage = measure_usage(simple_run([100], [10]).model_copy(
+    usage = measured(simple_run([100], [10]).model_copy(
         update={"provider": ProviderConfig(model_id="acme/unknown")}), price)  # fmt: skip
 
     assert usage.cost_usd is None and usage.cost_per_answer is None
     assert format_usd(usage.cost_usd) == "—"
-    assert measure_usage(simple_run([100], [10])).cost_usd is None  # no lookup given
+    assert measured(simple_run([100], [10])).cost_usd is None  # no lookup given
 
 
 def test_doubled_answers_show_a_doubled_token_count_and_trip_the_token_gate() -> None:
