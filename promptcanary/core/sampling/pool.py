@@ -115,4 +115,3 @@ def promote(
     return BaselineSnapshot.of_run(run).model_copy(
         update={"pool": promoted_pool(run, previous, size)}
     )
-

@@ -330,4 +330,3 @@ def finish(decisions: Sequence[Decision], policy: Policy) -> list[Decision]:
             level = level_w if drop else level_b
         out.append(replace(d, verdict=verdict, p_adjusted=min(1.0, level)))
     return out
-
