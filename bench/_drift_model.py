@@ -12,9 +12,9 @@ time (the worst case for the identical-answer shortcut), a deterministic one the
 prompt every time (drawn once per model: a flaky probe is then simply always pass or always fail).
 
 ``adaptive_run`` plays ``samples: auto`` on these answers with the library's own decision rules
-(``promptcanary.core.sampling.sequential``): minimum answers for every prompt, then stages for the prompts
-with an undecided comparison, e-BH at the end. It draws pass flags directly instead of asking a
-provider: thousands of runs take seconds, which is what tuning the rules needed.
+(``promptcanary.core.sampling.sequential``): minimum answers for every prompt, then stages for the
+prompts with an undecided comparison, e-BH at the end. It draws pass flags directly instead of
+asking a provider: thousands of runs take seconds, which is what tuning the rules needed.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Two tables, both seeded (two runs print the same figures), printing and never asserting:
 
-1. **samples: auto** (the default): the adaptive procedure of ``promptcanary.core.sampling.sequential``
+1. **samples: auto** (the default): the adaptive procedure of ``promptcanary.core.sampling``
    played over a history of promoted runs: each row is a chain of runs, each compared against the
    pool of the last K promoted ones (the no-drift run of each step is promoted; the drifted runs
    of the same step are compared against the same pool and not promoted). The first K runs fill

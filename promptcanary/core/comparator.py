@@ -22,13 +22,11 @@ from promptcanary.core.models import (
     CanaryRunResult,
     DriftReport,
     ErroredResult,
-    PoolEntry,
     ProbeComparison,
     ProbeResult,
     ResultRef,
 )
-from promptcanary.core.sampling.pool import entries_of, pooled_prompts
-from promptcanary.core.sampling.sequencer import comparison_fields, decide_run
+from promptcanary.core.sampling.sequencer import RunDecisions, comparison_fields, decide_run
 
 DEFAULT_THRESHOLD = 0.05
 """The smallest score change that is a regression (or an improvement) unless the thresholds
@@ -226,12 +224,14 @@ def compare(
     found = _match(baseline.run_result, current)
     warnings = _provenance_warnings(baseline, current)
     thresholds = _Thresholds(regression_threshold, improvement_threshold, alpha)
-    comparisons, statistical = _judge(found.pairs, thresholds, warnings)
+    comparisons, statistical = _fixed_sample_comparisons(found.pairs, thresholds, warnings)
     record = _sampled_against_a_baseline(current)
     pool_runs = 1
     if record is not None:
-        size = pool_size or record.pool_runs
-        comparisons, pool_runs = _sequential(comparisons, entries_of(snapshots, size), current)
+        decided = decide_run(snapshots, pool_size or record.pool_runs, current)
+        if decided is not None:  # always: the run recorded the procedure it sampled by
+            comparisons = _with_sequential_decisions(comparisons, decided)
+            pool_runs = decided.pooled.runs
         statistical, alpha = True, record.alpha
     base_set, cur_set = set(found.base_prompts), set(found.cur_prompts)
     return DriftReport(
@@ -255,32 +255,29 @@ def compare(
     )
 
 
-def _sequential(
-    rows: list[ProbeComparison], entries: list[PoolEntry], current: CanaryRunResult
-) -> tuple[list[ProbeComparison], int]:
+def _with_sequential_decisions(
+    rows: list[ProbeComparison], decided: RunDecisions
+) -> list[ProbeComparison]:
     """Rows of an adaptive run with the sequential decisions, counts and pooled baseline means.
 
     A row without a decision (its prompt was edited since every pooled run) keeps its
     fixed-sample verdict against the newest snapshot, whose warning names the edit.
     """
-    decided = decide_run(entries, current)
-    decisions = decided[0] if decided else {}
-    pooled = pooled_prompts(entries, current.provenance.prompt_hashes, current.prompt_ids)
     out: list[ProbeComparison] = []
     for row in rows:
-        decision = decisions.get((row.prompt_id, row.probe_key))
+        decision = decided.decisions.get((row.prompt_id, row.probe_key))
         if decision is None:
             out.append(row)
             continue
         update = comparison_fields(decision)
-        pool = pooled.get(row.prompt_id)
+        pool = decided.pooled.prompts.get(row.prompt_id)
         summary = pool.results.get(row.probe_key) if pool else None
         if summary is not None and summary.mean is not None:
             update["baseline_score"] = summary.mean
             update["score_delta"] = row.current_score - summary.mean
             update["flaky"] = 0 < summary.passes < summary.n
         out.append(row.model_copy(update=update))
-    return out, len(entries)
+    return out
 
 
 @dataclass(frozen=True)
@@ -334,7 +331,7 @@ def _significance(pairs: list[tuple[Key, _Side, _Side]], alpha: float) -> _Signi
     return _Significance(tests, worse, better)
 
 
-def _judge(
+def _fixed_sample_comparisons(
     pairs: list[tuple[Key, _Side, _Side]], thresholds: _Thresholds, warnings: list[str]
 ) -> tuple[list[ProbeComparison], bool]:
     """Verdict for every matched pair: threshold rule, or threshold + corrected significance.

@@ -15,8 +15,9 @@ from promptcanary.core.models import CanaryPrompt, CanaryRunResult, LLMResponse,
 from promptcanary.core.probes.registry import ProbeRegistry
 from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.provider import BaseLLMProvider
-from promptcanary.core.run.runner import Baseline, run_suite, run_suite_blocking
+from promptcanary.core.run.runner import run_suite, run_suite_blocking
 from promptcanary.core.run.scoring import score
+from promptcanary.core.sampling.pool import Baseline
 from promptcanary.core.spec import Samples, SuiteSpec
 
 __all__ = ["CanarySuite"]

@@ -264,7 +264,7 @@ def test_the_flow_rules_see_real_imports() -> None:
     # So the rules above cannot pass because the checker sees nothing.
     assert "promptcanary.core.run.scoring" in runtime_imports(RUN / "runner.py")
     assert "promptcanary.core.comparator" in runtime_imports(VERDICT / "evaluate.py")
-    assert "promptcanary.core.sampling.sequential" in runtime_imports(SAMPLING / "pool.py")
+    assert "promptcanary.core.sampling.sequential" in runtime_imports(SAMPLING / "sequencer.py")
     assert "promptcanary.core.probes.base" in runtime_imports(CORE / "spec.py")
 
 

@@ -22,11 +22,9 @@ from typing import TextIO
 import promptcanary
 from promptcanary.core.models import (
     AdaptiveSampling,
-    BaselineSnapshot,
     CanaryPrompt,
     CanaryRunResult,
     LLMResponse,
-    PoolEntry,
     ProbeResult,
     Provenance,
     ProviderConfig,
@@ -38,13 +36,9 @@ from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.recording import write_recording
 from promptcanary.core.run.scoring import score_responses
 from promptcanary.core.run.session import STOPPED_ERROR, Job, RunSession, Sleep, plan
-from promptcanary.core.sampling.pool import entries_of, pooled_prompts
-from promptcanary.core.sampling.sequencer import Sequencer, record_of
-from promptcanary.core.sampling.sequential import Policy
+from promptcanary.core.sampling.pool import Baseline
+from promptcanary.core.sampling.sequencer import Sequencer, pooled_baseline, record_of
 from promptcanary.core.spec import SuiteSpec
-
-Baseline = BaselineSnapshot | Sequence[BaselineSnapshot]
-"""What an adaptive run decides against: a snapshot (with its stored pool) or a list of them."""
 
 
 def effective_config(config: ProviderConfig, options: RunOptions) -> ProviderConfig:
@@ -147,11 +141,7 @@ async def _answer(
     if not options.adaptive:
         responses = await _answer_fixed(session, prompts, options, stream, stop)
         return responses, score_responses(suite, responses), None  # scores the whole text
-    entries = entries_of(baseline, options.baseline_pool) if baseline is not None else []
-    answers = await answer_adaptive(
-        session, suite, options.policy(), entries, prompts=prompts,
-        stream=stream, show_progress=options.show_progress, stop=stop,
-    )  # fmt: skip
+    answers = await answer_adaptive(session, suite, prompts, options, baseline, stream, stop)
     return answers.responses, answers.results, answers.record
 
 
@@ -214,49 +204,48 @@ class AdaptiveAnswers:
 async def answer_adaptive(
     session: RunSession,
     suite: SuiteSpec,
-    policy: Policy,
-    entries: Sequence[PoolEntry],
-    *,
-    stream: TextIO | None = None,
-    show_progress: bool = True,
-    stop: asyncio.Event | None = None,
-    prompts: Sequence[CanaryPrompt] | None = None,
+    prompts: Sequence[CanaryPrompt],
+    options: RunOptions,
+    baseline: Baseline | None,
+    stream: TextIO | None,
+    stop: asyncio.Event | None,
 ) -> AdaptiveAnswers:
-    """Ask ``suite``'s prompts in stages, deciding against the pool ``entries`` after each.
+    """Ask ``prompts`` (a leg: its shard) in stages, deciding after each against the pool of
+    ``baseline`` (at most ``options.baseline_pool`` runs), read once.
 
     Once ``stop`` is set, the stage in flight ends (unanswered jobs errored) and none follows.
     """
-    asking = list(suite.prompts if prompts is None else prompts)  # a leg: its shard
-    ids = [p.id for p in asking]
-    pooled = pooled_prompts(entries, suite.prompt_hashes, ids)
-    sequencer = Sequencer(pooled, policy)
+    ids = [p.id for p in prompts]
+    pooled = pooled_baseline(baseline, options.baseline_pool, suite.prompt_hashes, ids)
+    policy = options.policy()
+    sequencer = Sequencer(pooled.prompts, policy)
     targets = sequencer.first_targets(ids)
     asked: dict[str, int] = {}
     responses: list[LLMResponse] = []
     results: list[ProbeResult] = []
-    stage = 0
+    bar = options.show_progress
     while targets:
-        stage += 1
+        stage = sequencer.stages  # the one stage counter: the sequencer's, which plans them
         jobs = [
             Job(p, i)
-            for p in asking
+            for p in prompts
             if p.id in targets
             for i in range(asked.get(p.id, 0), targets[p.id])
         ]
-        new = await _stage(session, jobs, stage, stream=stream, bar=show_progress, stop=stop)
+        new = await _stage(session, jobs, stage, stream=stream, bar=bar, stop=stop)
         responses.extend(new)
         results.extend(score_responses(suite, new))
         asked.update(targets)
         targets = {} if stop is not None and stop.is_set() else sequencer.look(results, responses)
-        if show_progress:
+        if bar:
             _stage_line(stream, stage, len(jobs), len(responses), len(targets))
     order = {pid: n for n, pid in enumerate(ids)}
     responses.sort(key=lambda r: (order.get(r.prompt_id, len(order)), r.sample))
     results.sort(key=lambda r: (order.get(r.prompt_id, len(order)), r.sample))
     record = record_of(
         policy,
-        pool_runs=len(entries),
-        stages=stage,
+        pool_runs=pooled.runs,
+        stages=sequencer.stages,
         prompts=len(ids),
         requests=len(responses),
         tokens=sum(r.total_tokens or 0 for r in responses),

@@ -1,2 +1,3 @@
-"""``samples: auto``: the e-values and e-BH (``sequential``), the stored pool (``pool``) and the
-stage plan that reads it (``sequencer``). Pure: no I/O, no model calls."""
+"""``samples: auto``, bottom up: ``sequential`` (one look's decisions: e-values, futility, e-BH),
+``pool`` (the evidence a baseline stores), ``sequencer`` (that pool read per prompt and the stage
+plan; the only one importing the other two). Pure: no I/O, no model calls."""

@@ -1,12 +1,13 @@
-"""Pooled baselines: the compact per-run evidence that ``samples: auto`` decides against.
+"""Pooled baselines, the stored side: the compact per-run evidence that ``samples: auto`` decides
+against.
 
 A promoted run keeps, besides its full results, a :class:`PoolEntry`: per ``(prompt, probe)`` its
 pass count, answer count and score sums, and per prompt the digest of its answer text when every
 answer was the same text. A new baseline carries the entries of the last K promoted runs (its own
 first), so every baseline store (branch, artifact, path) holds the pool inside the snapshot
-document with no extra file. An entry counts for a prompt only when that prompt's hash (what the
-model was asked) matches today's; a baseline written before pools existed is a pool of one, its
-own results.
+document with no extra file; a baseline written before pools existed is a pool of one, its own
+results. Reading the pool for today's prompts (which entries count, their sums) is
+:mod:`promptcanary.core.sampling.sequencer`'s job.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from promptcanary.core.models import (
     BaselineSnapshot,
@@ -24,16 +24,15 @@ from promptcanary.core.models import (
     ProbeResult,
     ScoreSummary,
 )
-from promptcanary.core.sampling.sequential import Counts
 
 DEFAULT_POOL = 20
 """Promoted runs pooled by default (``baseline-pool``)."""
 MAX_POOL = 100
 """The largest ``baseline-pool``: every pooled run is stored inside each baseline document."""
 
-
-def counts_of(summary: ScoreSummary) -> Counts:
-    return Counts(summary.passes, summary.n)
+Baseline = BaselineSnapshot | Sequence[BaselineSnapshot]
+"""What ``samples: auto`` decides against: a snapshot (with its stored pool) or a list of them,
+newest first."""
 
 
 def answer_digest(response: LLMResponse) -> str:
@@ -91,9 +90,7 @@ def snapshot_entries(snapshot: BaselineSnapshot) -> list[PoolEntry]:
     return [own, *[e for e in snapshot.pool if e.run_id != own.run_id]]
 
 
-def entries_of(
-    baseline: BaselineSnapshot | Sequence[BaselineSnapshot], size: int
-) -> list[PoolEntry]:
+def entries_of(baseline: Baseline, size: int) -> list[PoolEntry]:
     """The pool of a baseline (its stored entries) or of a list of snapshots (newest first)."""
     snapshots = [baseline] if isinstance(baseline, BaselineSnapshot) else list(baseline)
     merged: dict[str, PoolEntry] = {}
@@ -118,53 +115,3 @@ def promote(
     return BaselineSnapshot.of_run(run).model_copy(
         update={"pool": promoted_pool(run, previous, size)}
     )
-
-
-@dataclass(frozen=True)
-class PooledPrompt:
-    """What the pool knows about one prompt: per probe key its summary, and its one text."""
-
-    runs: int
-    results: dict[str, ScoreSummary]
-    text: str | None
-    """The digest every pooled answer had, when they all had one; else ``None``."""
-
-
-def pool_prompt(
-    entries: Sequence[PoolEntry], prompt_id: str, prompt_hash: str | None
-) -> PooledPrompt | None:
-    """The pooled evidence for one prompt from the entries whose prompt hash matches today's.
-
-    An entry without a hash for the prompt (written before hashes existed), or a run without
-    one today, cannot tell an edit apart and counts. ``None`` when no entry has the prompt.
-    """
-
-    def matches(entry: PoolEntry) -> bool:
-        theirs = entry.prompt_hashes.get(prompt_id)
-        return theirs is None or prompt_hash is None or theirs == prompt_hash
-
-    usable = [e for e in entries if prompt_id in e.results and matches(e)]
-    if not usable:
-        return None
-    sums: dict[str, list[float]] = {}  # plain sums: building models per addition is slow
-    for e in usable:
-        for key, summary in e.results[prompt_id].items():
-            acc = sums.setdefault(key, [0, 0, 0.0, 0.0])
-            acc[0] += summary.n
-            acc[1] += summary.passes
-            acc[2] += summary.score_sum
-            acc[3] += summary.score_sq_sum
-    results = {
-        key: ScoreSummary(n=int(n), passes=int(x), score_sum=s1, score_sq_sum=s2)
-        for key, (n, x, s1, s2) in sums.items()
-    }
-    texts = {e.texts.get(prompt_id) for e in usable}
-    text = texts.pop() if len(texts) == 1 else None
-    return PooledPrompt(runs=len(usable), results=results, text=text)
-
-
-def pooled_prompts(
-    entries: Sequence[PoolEntry], prompt_hashes: dict[str, str], prompt_ids: Iterable[str]
-) -> dict[str, PooledPrompt | None]:
-    """:func:`pool_prompt` for every prompt of today's run."""
-    return {pid: pool_prompt(entries, pid, prompt_hashes.get(pid)) for pid in prompt_ids}

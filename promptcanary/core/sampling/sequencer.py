@@ -1,15 +1,18 @@
-"""The stage plan of ``samples: auto``: who gets how many answers next, from what was scored.
+"""``samples: auto`` against a pooled baseline: the pool read per prompt, and the stage plan.
 
-Pure bookkeeping between the runner (which asks the model) and :mod:`promptcanary.core.sampling.sequential`
-(which judges). The runner asks for :meth:`Sequencer.first_targets`, runs them, and keeps calling
-:meth:`Sequencer.look` with everything scored so far until it returns no target; then
-:meth:`Sequencer.finish` gives the final decision per ``(prompt, probe)``.
+Pure bookkeeping between the runner (which asks the model) and
+:mod:`promptcanary.core.sampling.sequential` (which decides one look). :func:`pooled_baseline`
+reads the stored pool (:mod:`promptcanary.core.sampling.pool`) once for today's prompts. The runner
+asks for :meth:`Sequencer.first_targets`, runs them, and keeps calling :meth:`Sequencer.look` with
+everything scored so far until it returns no target; then :meth:`Sequencer.finish` gives the final
+decision per ``(prompt, probe)``. :func:`decide_run` replays those stages from a recorded run, for
+``compare()``, and :func:`comparison_fields` says how a decision reads in a report.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields
 
 from promptcanary.core import stats
 from promptcanary.core.models import (
@@ -18,8 +21,9 @@ from promptcanary.core.models import (
     LLMResponse,
     PoolEntry,
     ProbeResult,
+    ScoreSummary,
 )
-from promptcanary.core.sampling.pool import PooledPrompt, answer_digest, counts_of, pooled_prompts
+from promptcanary.core.sampling.pool import Baseline, answer_digest, entries_of
 from promptcanary.core.sampling.sequential import (
     Counts,
     Decision,
@@ -31,6 +35,83 @@ from promptcanary.core.sampling.sequential import (
 )
 
 Key = tuple[str, str]
+
+
+# ── the pool, read for today's prompts ──
+
+
+@dataclass(frozen=True)
+class PooledPrompt:
+    """What the pool knows about one prompt: per probe key its summary, and its one text."""
+
+    runs: int
+    results: dict[str, ScoreSummary]
+    text: str | None
+    """The digest every pooled answer had, when they all had one; else ``None``."""
+
+
+def pool_prompt(
+    entries: Sequence[PoolEntry], prompt_id: str, prompt_hash: str | None
+) -> PooledPrompt | None:
+    """The pooled evidence for one prompt from the entries whose prompt hash matches today's.
+
+    An entry counts for a prompt only when that prompt's hash (what the model was asked) matches
+    today's. An entry without a hash for the prompt (written before hashes existed), or a run
+    without one today, cannot tell an edit apart and counts. ``None`` when no entry has the prompt.
+    """
+
+    def matches(entry: PoolEntry) -> bool:
+        theirs = entry.prompt_hashes.get(prompt_id)
+        return theirs is None or prompt_hash is None or theirs == prompt_hash
+
+    usable = [e for e in entries if prompt_id in e.results and matches(e)]
+    if not usable:
+        return None
+    sums: dict[str, list[float]] = {}  # plain sums: building models per addition is slow
+    for e in usable:
+        for key, summary in e.results[prompt_id].items():
+            acc = sums.setdefault(key, [0, 0, 0.0, 0.0])
+            acc[0] += summary.n
+            acc[1] += summary.passes
+            acc[2] += summary.score_sum
+            acc[3] += summary.score_sq_sum
+    results = {
+        key: ScoreSummary(n=int(n), passes=int(x), score_sum=s1, score_sq_sum=s2)
+        for key, (n, x, s1, s2) in sums.items()
+    }
+    texts = {e.texts.get(prompt_id) for e in usable}
+    text = texts.pop() if len(texts) == 1 else None
+    return PooledPrompt(runs=len(usable), results=results, text=text)
+
+
+@dataclass(frozen=True)
+class PooledBaseline:
+    """A baseline's pool read once for today's prompts."""
+
+    runs: int
+    """Promoted runs in the pool (a run records it as ``pool_runs``)."""
+    prompts: dict[str, PooledPrompt | None]
+    """prompt id → what the pool knows about it (``None``: nothing)."""
+
+
+def pooled_baseline(
+    baseline: Baseline | None,
+    size: int,
+    prompt_hashes: Mapping[str, str],
+    prompt_ids: Iterable[str],
+) -> PooledBaseline:
+    """The pool of ``baseline`` (at most ``size`` runs) per prompt of today's run; no baseline is
+    an empty pool."""
+    entries = entries_of(baseline, size) if baseline is not None else []
+    prompts = {pid: pool_prompt(entries, pid, prompt_hashes.get(pid)) for pid in prompt_ids}
+    return PooledBaseline(len(entries), prompts)
+
+
+def counts_of(summary: ScoreSummary) -> Counts:
+    return Counts(summary.passes, summary.n)
+
+
+# ── the stages ──
 
 
 class Sequencer:
@@ -47,16 +128,18 @@ class Sequencer:
         self.policy = policy
         self.keys: list[Key] = []
         self.decisions: list[Decision | None] = []
+        # Stages planned so far: the runner numbers its stages by it and records the count.
         self.stages = 0
 
     def first_targets(self, prompt_ids: Sequence[str]) -> dict[str, int]:
         """Answers per prompt in the first stage: one where the pool had a single text, and one
         where there is no pool (nothing to decide: the pool fills from this run on)."""
-        self.stages = 1
-        return {
+        targets = {
             pid: 1 if (p := self.pooled.get(pid)) is None or p.text else self.policy.min_samples
             for pid in prompt_ids
         }
+        self.stages = 1 if targets else 0  # a leg whose shard holds no prompt asks nothing
+        return targets
 
     def look(
         self, results: Iterable[ProbeResult], responses: Iterable[LLMResponse]
@@ -144,16 +227,32 @@ def record_of(policy: Policy, **spent: int) -> AdaptiveSampling:
     return AdaptiveSampling(**asdict(policy), **spent)
 
 
-def decide_run(
-    entries: Sequence[PoolEntry], run: CanaryRunResult
-) -> tuple[dict[Key, Decision], int] | None:
-    """An adaptive run's decisions against the pool ``entries`` (``None``: not an adaptive run)."""
+@dataclass(frozen=True)
+class RunDecisions:
+    """What ``compare()`` needs of an adaptive run: its decisions and the pool they were reached
+    against, each computed once."""
+
+    decisions: dict[Key, Decision]
+    """The final decision per ``(prompt, probe)``; a comparison without one was not decided."""
+    pooled: PooledBaseline
+    stages: int
+    """The stages the replay took (as many as the run took, when its recording is complete)."""
+
+
+def decide_run(baseline: Baseline, size: int, run: CanaryRunResult) -> RunDecisions | None:
+    """An adaptive run's decisions against the pool of ``baseline`` (at most ``size`` runs).
+
+    ``None``: not an adaptive run.
+    """
     info = run.provenance.adaptive
     if info is None:
         return None
     prompt_ids = run.prompt_ids
-    pooled = pooled_prompts(entries, run.provenance.prompt_hashes, prompt_ids)
-    return replay(pooled, policy_of(info), prompt_ids, run.probe_results, run.llm_responses)
+    pooled = pooled_baseline(baseline, size, run.provenance.prompt_hashes, prompt_ids)
+    decisions, stages = replay(
+        pooled.prompts, policy_of(info), prompt_ids, run.probe_results, run.llm_responses
+    )
+    return RunDecisions(decisions, pooled, stages)
 
 
 VERDICT_NAMES = {

@@ -257,7 +257,8 @@ class Decision:
         return self.verdict is not Verdict.UNDECIDED
 
 
-def _judge(look: Look, bar: float, policy: Policy) -> Decision:
+def _decide_look(look: Look, bar: float, policy: Policy) -> Decision:
+    """One comparison at one look: the identical-answer rules, else the e-values and futility."""
     worse, better = e_worse(look.baseline, look.current), e_better(look.baseline, look.current)
     if look.changed:
         # A deterministic model that now answers another text: nothing varies, so its pass
@@ -299,7 +300,7 @@ def step(
         raise ValueError("previous decisions and looks must be aligned")
     bar = len(looks) / policy.alpha
     return [
-        before if before is not None and before.decided else _judge(look, bar, policy)
+        before if before is not None and before.decided else _decide_look(look, bar, policy)
         for before, look in zip(previous, looks, strict=True)
     ]
 
@@ -329,10 +330,3 @@ def finish(decisions: Sequence[Decision], policy: Policy) -> list[Decision]:
             level = level_w if drop else level_b
         out.append(replace(d, verdict=verdict, p_adjusted=min(1.0, level)))
     return out
-
-
-def undecided_prompts(decisions: Sequence[Decision], prompts: Sequence[str]) -> list[str]:
-    """The prompts (in order, once each) with at least one undecided comparison."""
-    if len(decisions) != len(prompts):
-        raise ValueError("decisions and prompts must be aligned")
-    return list(dict.fromkeys(p for d, p in zip(decisions, prompts, strict=True) if not d.decided))

@@ -1,13 +1,23 @@
-"""The stage plan of samples: auto, driven by hand with scored answers."""
+"""samples: auto against a pool: the pool read per prompt, and the stage plan driven by hand with
+scored answers."""
 
 from __future__ import annotations
 
 import pytest
 
 from promptcanary.core.models import LLMResponse, ProbeResult, ScoreSummary
-from promptcanary.core.sampling.pool import PooledPrompt, answer_digest
-from promptcanary.core.sampling.sequencer import Sequencer, decide_run, replay
-from promptcanary.core.sampling.sequential import Policy, Verdict
+from promptcanary.core.sampling import pool
+from promptcanary.core.sampling.pool import answer_digest
+from promptcanary.core.sampling.sequencer import (
+    PooledPrompt,
+    Sequencer,
+    counts_of,
+    decide_run,
+    pool_prompt,
+    replay,
+)
+from promptcanary.core.sampling.sequential import Counts, Policy, Verdict
+from tests.unit.core.sampling.test_pool import _run
 
 POLICY = Policy(min_samples=3, max_samples=12)
 
@@ -36,6 +46,32 @@ def _pooled(passes: int, n: int, text: str | None = None) -> PooledPrompt:
 
 def _digest(text: str) -> str:
     return answer_digest(LLMResponse(prompt_id="x", provider_model_id="m", content=text))
+
+
+class TestPoolPrompt:
+    def test_pools_matching_prompt_hashes_only(self) -> None:
+        old = pool.entry_for(_run("old", {"a": ["ok", "no"]}, {"a": "edited"}))
+        new = pool.entry_for(_run("new", {"a": ["ok", "ok"]}, {"a": "h"}))
+        other = pool.entry_for(_run("other", {"a": ["ok"]}, {"a": "h"}))
+        pooled = pool_prompt([new, old, other], "a", "h")
+        assert pooled is not None
+        assert pooled.runs == 2
+        assert counts_of(pooled.results["p"]) == Counts(3, 3)
+        assert pooled.text is not None  # "ok" in both matching runs
+
+    def test_entries_without_hashes_still_count(self) -> None:
+        legacy = pool.entry_for(_run("legacy", {"a": ["ok"]}, {}))
+        pooled = pool_prompt([legacy], "a", "h")
+        assert pooled is not None and pooled.runs == 1
+
+    def test_differing_texts_across_runs_are_not_one_text(self) -> None:
+        first = pool.entry_for(_run("1", {"a": ["ok"]}, {}))
+        second = pool.entry_for(_run("2", {"a": ["ok!"]}, {}))
+        pooled = pool_prompt([first, second], "a", None)
+        assert pooled is not None and pooled.text is None
+
+    def test_unknown_prompt(self) -> None:
+        assert pool_prompt([pool.entry_for(_run("1", {"a": ["ok"]}, {}))], "b", None) is None
 
 
 def test_first_stage_asks_one_answer_where_the_pool_had_one_text() -> None:
@@ -111,6 +147,29 @@ def test_undecided_stops_at_max_samples_and_is_inconclusive() -> None:
     assert seq.finish()[("a", "p")].verdict is Verdict.UNDECIDED
 
 
+def test_undecided_prompts_in_order_once() -> None:
+    # The next stage asks the prompts with an undecided comparison, in order and once each: b
+    # (two open probes) and c; a is settled by its identical answer.
+    summary = _pooled(20, 20).results["p"]
+    pooled = {
+        "b": PooledPrompt(runs=5, results={"p": summary, "q": summary}, text=None),
+        "a": _pooled(20, 20, _digest("A")),
+        "c": _pooled(20, 20),
+    }
+    seq = Sequencer(pooled, POLICY)
+    seq.first_targets(list(pooled))
+    results, responses = _answers("b", [True] * 3)
+    results += [r.model_copy(update={"probe_key": "q"}) for r in results]
+    for more_results, more_responses in (_answers("a", [True], "A"), _answers("c", [True] * 3)):
+        results += more_results
+        responses += more_responses
+    targets = seq.look(results, responses)
+    verdicts = [d.verdict for d in seq.decisions if d is not None]
+    open_, same = Verdict.UNDECIDED, Verdict.SAME
+    assert verdicts == [open_, open_, same, open_]
+    assert list(targets) == ["b", "c"]
+
+
 def test_prompts_without_pool_are_not_compared() -> None:
     seq = Sequencer({"new": None}, POLICY)
     seq.first_targets(["new"])
@@ -156,11 +215,11 @@ def test_replay_reaches_the_live_decisions() -> None:
 def test_decide_run_reads_the_procedure_from_the_run() -> None:
     from promptcanary.core.models import (
         AdaptiveSampling,
+        BaselineSnapshot,
         CanaryRunResult,
         Provenance,
         ProviderConfig,
     )
-    from promptcanary.core.sampling.pool import entry_for
 
     def run(outcomes: list[bool], info: AdaptiveSampling | None, run_id: str) -> CanaryRunResult:
         results, responses = _answers("a", outcomes)
@@ -172,10 +231,11 @@ def test_decide_run_reads_the_procedure_from_the_run() -> None:
 
     baseline = run([True] * 12 + [False] * 8, None, "base")
     info = AdaptiveSampling(min_samples=3, max_samples=12)
-    assert decide_run([entry_for(baseline)], run([True] * 3, None, "fixed")) is None
-    decided = decide_run([entry_for(baseline)], run([False] * 12, info, "auto"))
+    snapshot = BaselineSnapshot.of_run(baseline)  # a pool of one: the baseline's own run
+    assert decide_run(snapshot, 1, run([True] * 3, None, "fixed")) is None
+    decided = decide_run(snapshot, 1, run([False] * 12, info, "auto"))
     assert decided is not None
-    decisions, stages = decided
+    decisions, stages = decided.decisions, decided.stages
     assert decisions[("a", "p")].verdict is Verdict.REGRESSED
     assert decisions[("a", "p")].current.n == 9  # as in test_stages_until_a_regression_is_decided
     assert stages == 5

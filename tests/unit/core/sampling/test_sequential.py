@@ -17,8 +17,7 @@ import pytest
 
 from promptcanary.core.sampling import sequential as seq
 from promptcanary.core.sampling.sequential import Counts, Decision, Look, Policy, Verdict
-
-from .test_stats import BH_1995
+from tests.unit.core.test_stats import BH_1995
 
 # ── exact references ────────────────────────────────────────────────────────
 
@@ -281,12 +280,6 @@ class TestDecisions:
         assert final[0].p_adjusted is not None and final[0].p_adjusted <= policy.alpha
         # BH on 1/e: 1/3 at rank 3 of 4 gives 1/3 * 4/3.
         assert final[2].p_adjusted == pytest.approx(4 / 9)
-
-    def test_undecided_prompts_in_order_once(self) -> None:
-        same = Decision(Verdict.SAME, Counts(1, 1), Counts(1, 1), 1.0, 1.0)
-        open_ = Decision(Verdict.UNDECIDED, Counts(1, 1), Counts(1, 1), 1.0, 1.0)
-        prompts = ["b", "a", "b", "c"]
-        assert seq.undecided_prompts([open_, same, open_, open_], prompts) == ["b", "c"]
 
 
 class TestPolicy:

@@ -1,4 +1,6 @@
-"""Pooled baselines: compact per-run summaries, the rolling pool, prompt-hash matching."""
+"""Pooled baselines, the stored side: compact per-run summaries, the rolling pool, snapshots.
+
+Reading the pool for today's prompts (prompt-hash matching) is tested in test_sequencer.py."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from promptcanary.core.models import (
     ToolCall,
 )
 from promptcanary.core.sampling import pool
+from promptcanary.core.sampling.sequencer import counts_of
 from promptcanary.core.sampling.sequential import Counts
 
 
@@ -51,7 +54,7 @@ class TestEntry:
     def test_counts_and_score_moments(self) -> None:
         run = _run("r1", {"a": ["ok", "no", "ok!!"]}, {"a": "h1"})
         entry = pool.entry_for(run)
-        assert pool.counts_of(entry.results["a"]["p"]) == Counts(2, 3)
+        assert counts_of(entry.results["a"]["p"]) == Counts(2, 3)
         scores = [0.2, 0.2, 0.4]
         summary = entry.results["a"]["s"]
         assert summary.mean == pytest.approx(statistics.mean(scores))
@@ -62,7 +65,7 @@ class TestEntry:
         summary = pool.summarize_results(
             [_result("a", "p", True, 1.0, 0), _result("a", "p", False, 0.0, 1, errored=True)]
         )
-        assert pool.counts_of(summary["a"]["p"]) == Counts(1, 1)
+        assert counts_of(summary["a"]["p"]) == Counts(1, 1)
 
     def test_single_text_only_when_every_answer_matches(self) -> None:
         entry = pool.entry_for(_run("r", {"same": ["ok", "ok"], "varied": ["ok", "ok."]}, {}))
@@ -85,30 +88,6 @@ class TestPool:
         assert [e.run_id for e in pool.extend(entries[0], [entries[0]], 5)] == ["r0"]
         with pytest.raises(ValueError, match="at least one"):
             pool.extend(entries[0], [], 0)
-
-    def test_pools_matching_prompt_hashes_only(self) -> None:
-        old = pool.entry_for(_run("old", {"a": ["ok", "no"]}, {"a": "edited"}))
-        new = pool.entry_for(_run("new", {"a": ["ok", "ok"]}, {"a": "h"}))
-        other = pool.entry_for(_run("other", {"a": ["ok"]}, {"a": "h"}))
-        pooled = pool.pool_prompt([new, old, other], "a", "h")
-        assert pooled is not None
-        assert pooled.runs == 2
-        assert pool.counts_of(pooled.results["p"]) == Counts(3, 3)
-        assert pooled.text is not None  # "ok" in both matching runs
-
-    def test_entries_without_hashes_still_count(self) -> None:
-        legacy = pool.entry_for(_run("legacy", {"a": ["ok"]}, {}))
-        pooled = pool.pool_prompt([legacy], "a", "h")
-        assert pooled is not None and pooled.runs == 1
-
-    def test_differing_texts_across_runs_are_not_one_text(self) -> None:
-        first = pool.entry_for(_run("1", {"a": ["ok"]}, {}))
-        second = pool.entry_for(_run("2", {"a": ["ok!"]}, {}))
-        pooled = pool.pool_prompt([first, second], "a", None)
-        assert pooled is not None and pooled.text is None
-
-    def test_unknown_prompt(self) -> None:
-        assert pool.pool_prompt([pool.entry_for(_run("1", {"a": ["ok"]}, {}))], "b", None) is None
 
 
 class TestSnapshots:
@@ -138,4 +117,4 @@ class TestSnapshots:
         run = _run("r", {"a": ["ok", "ok"]}, {})
         stale = pool.entry_for(_run("r", {"a": ["no", "no"]}, {}))
         (entry,) = pool.entries_of(self._snapshot(run, [stale]), 5)
-        assert pool.counts_of(entry.results["a"]["p"]) == Counts(2, 2)
+        assert counts_of(entry.results["a"]["p"]) == Counts(2, 2)
