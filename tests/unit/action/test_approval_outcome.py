@@ -21,7 +21,7 @@ from promptcanary_action.render import check_run_output, comment_marker, render_
 from promptcanary_action.report_dir import STEP_FILE
 from promptcanary_action.settings import Settings
 from tests.unit.action.outcomes import drifted_pair, judged
-from tests.unit.core.test_evaluate import usage_case
+from tests.unit.core.verdict.test_evaluate import usage_case
 
 LABEL = "promptcanary: approve"
 MARKER = comment_marker("default")

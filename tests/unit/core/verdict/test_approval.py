@@ -23,8 +23,8 @@ from promptcanary.core.verdict.evaluate import (
     evaluate,
 )
 from promptcanary.storage.base import snapshot_from_json, snapshot_to_json
-from tests.unit.core.test_evaluate import SUITE as BASE_SUITE
-from tests.unit.core.test_evaluate import run
+from tests.unit.core.verdict.test_evaluate import SUITE as BASE_SUITE
+from tests.unit.core.verdict.test_evaluate import run
 
 # The evaluation tests' suite with two more prompts, so that several keys can regress.
 SUITE = BASE_SUITE + "  - id: p3\n    text: third\n  - id: p4\n    text: fourth\n"
