@@ -38,6 +38,7 @@ from promptcanary_action.outcome import ExitCode, PairOutcome, StepOutcome, buil
 from promptcanary_action.paths import workspace_relative
 from promptcanary_action.pipeline import (
     LoadedSuite,
+    PairJudging,
     find_suite_files,
     judge_run,
     models_for,
@@ -231,23 +232,21 @@ def _run_and_report(
     return outcome.exit_code
 
 
+def _judging(
+    step: _Step, backend: BaselineBackend, approval: Approval | None, effects: Effects
+) -> PairJudging:
+    return PairJudging(
+        step.settings, step.activity, step.ctx.commit_sha, backend, effects.now, approval
+    )
+
+
 def _merged_run_judge(
     step: _Step, backend: BaselineBackend, approval: Approval | None, effects: Effects
 ) -> JudgeMergedRun:
     """``mode: merge``: a merged run judged exactly as this step judges a run of its own."""
 
     def judge(loaded: LoadedSuite, model_id: str, run: CanaryRunResult) -> PairOutcome:
-        return judge_run(
-            loaded,
-            model_id,
-            run,
-            settings=step.settings,
-            activity=step.activity,
-            sha=step.ctx.commit_sha,
-            backend=backend,
-            now=effects.now,
-            approval=approval,
-        )
+        return judge_run(loaded, model_id, run, _judging(step, backend, approval, effects))
 
     return judge
 
@@ -269,15 +268,10 @@ async def _run_all(
                     await run_pair(
                         loaded,
                         spec,
-                        settings=step.settings,
-                        activity=step.activity,
-                        sha=step.ctx.commit_sha,
+                        _judging(step, backend, approval, effects),
                         ref=step.activity.baseline_ref,
                         provider_factory=effects.provider,
-                        backend=backend,
-                        now=effects.now,
                         cancellation=effects.cancellation,
-                        approval=approval,
                     )
                 )
     return pairs

@@ -202,67 +202,57 @@ def _save_if_promoted(
     return (BaselineStatus.UPDATED if had_baseline else BaselineStatus.CREATED), location, None
 
 
+@dataclass(frozen=True)
+class PairJudging:
+    """What every pair of a step is judged with: the inputs, what the step does, its commit,
+    the baseline store, the clock, the approval in force and how answers are priced."""
+
+    settings: Settings
+    activity: Activity
+    sha: str
+    backend: Backend
+    now: Callable[[], datetime]
+    approval: Approval | None = None
+    cost: CostLookup | None = cost_usd
+
+
 async def run_pair(
     loaded: LoadedSuite,
     spec: ModelSpec,
+    judging: PairJudging,
     *,
-    settings: Settings,
-    activity: Activity,
-    sha: str,
     ref: str,
     provider_factory: ProviderFactory,
-    backend: Backend,
-    now: Callable[[], datetime],
     cancellation: Cancellation | None = None,
-    approval: Approval | None = None,
-    cost: CostLookup | None = cost_usd,
 ) -> PairOutcome:
     """Run one suite on one model (this leg's shard of it, when set), then judge the run.
 
     Once ``cancellation`` is requested no more requests are sent and nothing is promoted: the
-    run is kept with what it has, marked ``incomplete`` with the reason. ``cost`` prices answers
-    for the cost figures and the ``max-cost-increase`` gate (by default from LiteLLM's bundled
-    cost map: local and deterministic, so not an I/O parameter).
+    run is kept with what it has, marked ``incomplete`` with the reason. ``judging.cost``
+    prices answers for the cost figures and the ``max-cost-increase`` gate (by default from
+    LiteLLM's bundled cost map: local and deterministic, so not an I/O parameter).
     """
     provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
     # Baselines are keyed by the model that answered: a replay of a recording made with
     # openai/gpt-4o-mini compares with (and may become) that model's baseline.
     model_id = provider.config.model_id
-    found = _load_baseline(backend, loaded.suite.name, model_id, activity)
+    found = _load_baseline(judging.backend, loaded.suite.name, model_id, judging.activity)
     stop = cancellation.stop_event() if cancellation is not None else None
-    options = run_options(settings, sha=sha, ref=ref)
+    options = run_options(judging.settings, sha=judging.sha, ref=ref)
     # samples: auto decides against the baseline (and its pool) while it samples.
     run = await run_suite(loaded.suite, provider, options, baseline=found.baseline, stop=stop)
     if cancellation is not None and cancellation.reason is not None:
         run = run.model_copy(update={"incomplete": cancellation.reason})
-    return judge_run(
-        loaded,
-        model_id,
-        run,
-        settings=settings,
-        activity=activity,
-        sha=sha,
-        backend=backend,
-        now=now,
-        found=found,
-        approval=approval,
-        cost=cost,
-    )
+    return judge_run(loaded, model_id, run, judging, found=found)
 
 
 def judge_run(
     loaded: LoadedSuite,
     model_id: str,
     run: CanaryRunResult,
+    judging: PairJudging,
     *,
-    settings: Settings,
-    activity: Activity,
-    sha: str,
-    backend: Backend,
-    now: Callable[[], datetime],
     found: _FoundBaseline | None = None,
-    approval: Approval | None = None,
-    cost: CostLookup | None = cost_usd,
 ) -> PairOutcome:
     """Evaluate a run of one suite on one model against its baseline; save it if promoted.
 
@@ -270,13 +260,16 @@ def judge_run(
     job's legs (``mode: merge``).
     """
     suite = loaded.suite
+    settings, activity, backend = judging.settings, judging.activity, judging.backend
     if found is None:
         found = _load_baseline(backend, suite.name, model_id, activity)
     history = _history(backend, suite.name, model_id, activity, settings.trend_points)
-    policy = policy_for(settings, activity, approval, baseline_unreadable=found.error is not None)
-    evaluation = evaluate(found.baseline, run, suite, policy, now=now(), cost=cost)
+    policy = policy_for(
+        settings, activity, judging.approval, baseline_unreadable=found.error is not None
+    )
+    evaluation = evaluate(found.baseline, run, suite, policy, now=judging.now(), cost=judging.cost)
     status, location, save_note = _save_if_promoted(
-        evaluation, backend, activity.baseline_ref, sha, settings.baseline_pool
+        evaluation, backend, activity.baseline_ref, judging.sha, settings.baseline_pool
     )
     baseline = evaluation.baseline
     return PairOutcome(

@@ -36,7 +36,7 @@ from promptcanary_action.activity import Activity, decide  # noqa: E402
 from promptcanary_action.baselines.path import PathBackend  # noqa: E402
 from promptcanary_action.context import EventContext  # noqa: E402
 from promptcanary_action.outcome import PairOutcome, build_outcome  # noqa: E402
-from promptcanary_action.pipeline import Backend, LoadedSuite, run_pair  # noqa: E402
+from promptcanary_action.pipeline import Backend, LoadedSuite, PairJudging, run_pair  # noqa: E402
 from promptcanary_action.render import comment_marker, render_comment, render_summary  # noqa: E402
 from promptcanary_action.report_dir import write_reports  # noqa: E402
 from promptcanary_action.settings import Settings  # noqa: E402
@@ -90,15 +90,11 @@ def _run(
             run_pair(
                 loaded,
                 ModelSpec(f"replay:recordings/{recording}"),
-                settings=settings,
-                activity=activity,
-                sha=sha,
+                PairJudging(settings, activity, sha, backend, lambda: datetime.now(UTC)),
                 ref=activity.baseline_ref,
                 provider_factory=lambda model, params, base_dir: make_provider(
                     model, params, base_dir=base_dir
                 ),
-                backend=backend,
-                now=lambda: datetime.now(UTC),
             )
         )
 

@@ -22,18 +22,7 @@ from promptcanary.core.probes.helpers import (
     parse_json_object,
     require_range,
 )
-from promptcanary.core.probes.json_path import JsonPathProbe
-
-__all__ = [
-    "ExpectedKeywordsProbe",
-    "JsonKeyOrderProbe",
-    "JsonPathProbe",
-    "JsonSchemaProbe",
-    "JsonValidityProbe",
-    "KeywordPresenceProbe",
-    "MarkdownHeaderProbe",
-    "ResponseLengthProbe",
-]
+from promptcanary.core.probes.json_path import JsonPathProbe as JsonPathProbe  # re-exported
 
 KEY_ORDER_PASS_SCORE = 0.9
 _MAX_LISTED = 50  # cap on lists copied into metadata, so a huge response cannot bloat a report

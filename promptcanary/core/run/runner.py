@@ -106,10 +106,9 @@ async def run_suite(
     # A matrix leg answers its shard only; the run still records the whole suite's hashes.
     prompts = options.shard.select(suite.prompts) if options.shard else suite.prompts
     started_at = datetime.now(UTC)
+    asking = _Asking(session, suite, prompts, options, progress_stream, stop)
     try:
-        responses, results, record = await _answer(
-            session, suite, prompts, options, baseline, progress_stream, stop
-        )
+        responses, results, record = await _answer(asking, baseline)
     finally:
         await session.aclose()
     finished_at = datetime.now(UTC)
@@ -128,37 +127,38 @@ async def run_suite(
     )
 
 
+@dataclass(frozen=True)
+class _Asking:
+    """What every part of one run's asking shares: the session, the suite, the prompts it asks
+    (a leg: its shard), the options, where progress goes, and the stop signal."""
+
+    session: RunSession
+    suite: SuiteSpec
+    prompts: Sequence[CanaryPrompt]
+    options: RunOptions
+    stream: TextIO | None
+    stop: asyncio.Event | None
+
+    async def answer(self, jobs: list[Job], progress: RunProgress) -> list[LLMResponse]:
+        try:
+            return await self.session.answer(jobs, progress, stop=self.stop)
+        finally:
+            progress.finish()
+
+
 async def _answer(
-    session: RunSession,
-    suite: SuiteSpec,
-    prompts: Sequence[CanaryPrompt],
-    options: RunOptions,
-    baseline: Baseline | None,
-    stream: TextIO | None,
-    stop: asyncio.Event | None,
+    asking: _Asking, baseline: Baseline | None
 ) -> tuple[list[LLMResponse], list[ProbeResult], AdaptiveSampling | None]:
     """The answers and their scores: in stages (``samples: auto``) or a fixed number each."""
+    options = asking.options
     if not options.adaptive:
-        responses = await _answer_fixed(session, prompts, options, stream, stop)
-        return responses, score_responses(suite, responses), None  # scores the whole text
-    answers = await answer_adaptive(session, suite, prompts, options, baseline, stream, stop)
+        # ``samples: N``: every prompt N times, one progress bar.
+        jobs = plan(asking.prompts, options.sample_count)
+        progress = RunProgress(len(jobs), stream=asking.stream, enabled=options.show_progress)
+        responses = await asking.answer(jobs, progress)
+        return responses, score_responses(asking.suite, responses), None
+    answers = await answer_adaptive(asking, baseline)
     return answers.responses, answers.results, answers.record
-
-
-async def _answer_fixed(
-    session: RunSession,
-    prompts: Sequence[CanaryPrompt],
-    options: RunOptions,
-    stream: TextIO | None,
-    stop: asyncio.Event | None,
-) -> list[LLMResponse]:
-    """``samples: N``: every prompt N times, one progress bar."""
-    jobs = plan(prompts, options.sample_count)
-    progress = RunProgress(len(jobs), stream=stream, enabled=options.show_progress)
-    try:
-        return await session.answer(jobs, progress, stop=stop)
-    finally:
-        progress.finish()
 
 
 def provenance(
@@ -201,20 +201,13 @@ class AdaptiveAnswers:
     record: AdaptiveSampling
 
 
-async def answer_adaptive(
-    session: RunSession,
-    suite: SuiteSpec,
-    prompts: Sequence[CanaryPrompt],
-    options: RunOptions,
-    baseline: Baseline | None,
-    stream: TextIO | None,
-    stop: asyncio.Event | None,
-) -> AdaptiveAnswers:
-    """Ask ``prompts`` (a leg: its shard) in stages, deciding after each against the pool of
+async def answer_adaptive(asking: _Asking, baseline: Baseline | None) -> AdaptiveAnswers:
+    """Ask the prompts in stages, deciding after each against the pool of
     ``baseline`` (at most ``options.baseline_pool`` runs), read once.
 
     Once ``stop`` is set, the stage in flight ends (unanswered jobs errored) and none follows.
     """
+    suite, prompts, options, stop = asking.suite, asking.prompts, asking.options, asking.stop
     ids = [p.id for p in prompts]
     pooled = pooled_baseline(baseline, options.baseline_pool, suite.prompt_hashes, ids)
     policy = options.policy()
@@ -232,13 +225,19 @@ async def answer_adaptive(
             if p.id in targets
             for i in range(asked.get(p.id, 0), targets[p.id])
         ]
-        new = await _stage(session, jobs, stage, stream=stream, bar=bar, stop=stop)
+        progress = RunProgress(
+            len(jobs),
+            stream=asking.stream,
+            enabled=bar and stage == 1,  # later stages print a line each
+            label=f"promptcanary stage {stage}",
+        )
+        new = await asking.answer(jobs, progress)
         responses.extend(new)
         results.extend(score_responses(suite, new))
         asked.update(targets)
         targets = {} if stop is not None and stop.is_set() else sequencer.look(results, responses)
         if bar:
-            _stage_line(stream, stage, len(jobs), len(responses), len(targets))
+            _stage_line(asking.stream, stage, len(jobs), len(responses), len(targets))
     order = {pid: n for n, pid in enumerate(ids)}
     responses.sort(key=lambda r: (order.get(r.prompt_id, len(order)), r.sample))
     results.sort(key=lambda r: (order.get(r.prompt_id, len(order)), r.sample))
@@ -251,25 +250,6 @@ async def answer_adaptive(
         tokens=sum(r.total_tokens or 0 for r in responses),
     )
     return AdaptiveAnswers(responses, results, record)
-
-
-async def _stage(
-    session: RunSession,
-    jobs: list[Job],
-    stage: int,
-    *,
-    stream: TextIO | None,
-    bar: bool,
-    stop: asyncio.Event | None,
-) -> list[LLMResponse]:
-    """One stage's answers, with a progress bar for the first stage (later ones print a line)."""
-    progress = RunProgress(
-        len(jobs), stream=stream, enabled=bar and stage == 1, label=f"promptcanary stage {stage}"
-    )
-    try:
-        return await session.answer(jobs, progress, stop=stop)
-    finally:
-        progress.finish()
 
 
 def _stage_line(stream: TextIO | None, stage: int, asked: int, total: int, still_open: int) -> None:

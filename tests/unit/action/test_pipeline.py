@@ -27,6 +27,7 @@ from promptcanary_action.errors import UsageError
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, build_outcome
 from promptcanary_action.pipeline import (
     LoadedSuite,
+    PairJudging,
     find_suite_files,
     judge_run,
     models_for,
@@ -127,13 +128,9 @@ def pair_run(
         run_pair(
             suite or loaded(),
             ModelSpec(model=model),
-            settings=settings,
-            activity=act or push_activity(),
-            sha="abc123",
+            PairJudging(settings, act or push_activity(), "abc123", backend, lambda: now),
             ref="main",
             provider_factory=Factory(answers),
-            backend=backend,
-            now=lambda: now,
         )
     )
 
@@ -416,10 +413,8 @@ def test_an_incomplete_run_is_not_promoted_and_says_so(with_baseline: bool) -> N
         seed_baseline(backend)
     complete = pair_run(DictBackend(), act=PR).run
     stopped = complete.model_copy(update={"incomplete": "the job was cancelled"})
-    pair = judge_run(
-        loaded(), "model-a", stopped, settings=SETTINGS, activity=push_activity(),
-        sha="abc123", backend=backend, now=lambda: NOW,
-    )  # fmt: skip
+    judging = PairJudging(SETTINGS, push_activity(), "abc123", backend, lambda: NOW)
+    pair = judge_run(loaded(), "model-a", stopped, judging)
     assert backend.saves == []
     assert pair.baseline_status is (
         BaselineStatus.FOUND if with_baseline else BaselineStatus.MISSING
