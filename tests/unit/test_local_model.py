@@ -6,6 +6,7 @@ The server itself is exercised by the real-model layer (tests/real_model, `make 
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -58,3 +59,14 @@ def test_stop_without_a_server_says_so(capsys: pytest.CaptureFixture[str]) -> No
     port = local_model.free_port()  # no `serve` ever wrote a pid file for it
     assert local_model.main(["stop", "--port", str(port)]) == 0
     assert f"no server started by `serve` on port {port}" in capsys.readouterr().out
+
+
+def test_the_model_build_targets_a_portable_instruction_set_on_x86() -> None:
+    # -march=native on a CPU that advertises AMX builds kernels that crash (SIGSEGV) in a VM
+    # that does not grant the AMX state; the build must name its instruction set instead.
+    args = local_model.CMAKE_ARGS.split()
+    assert "-DLLAVA_BUILD=OFF" in args
+    if platform.machine() in ("x86_64", "AMD64"):
+        assert "-DGGML_NATIVE=OFF" in args and "-DGGML_AVX2=ON" in args
+    else:
+        assert not any(a.startswith("-DGGML_NATIVE") for a in args)
