@@ -38,10 +38,10 @@ from promptcanary.core.run.options import (
     DEFAULT_TIMEOUT,
     RunOptions,
 )
-from promptcanary.core.run.provider import MissingCredentialsError
+from promptcanary.core.run.provider import BaseLLMProvider, MissingCredentialsError
 from promptcanary.core.sampling.pool import DEFAULT_POOL, MAX_POOL, promote
 from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
-from promptcanary.core.spec import ModelSpec, SuiteSpec
+from promptcanary.core.spec import ModelSpec, SuiteSpec, requested_models
 from promptcanary.core.stats import DEFAULT_ALPHA
 from promptcanary.core.verdict.evaluate import (
     PROMOTION_RULES,
@@ -154,7 +154,7 @@ def _models(
 
     given = [*(args.model or []), *(f"{REPLAY_PREFIX}{r}" for r in args.replay or [])]
     if given:  # paths typed on the command line are relative to the working directory
-        return [(ModelSpec(m), Path.cwd()) for m in given]
+        return [(m, Path.cwd()) for m in requested_models(given, suite.models)]
     if suite.models:  # paths written in the suite are relative to the suite file
         return [(m, suite_path.parent) for m in suite.models]
     raise CliError(
@@ -193,20 +193,14 @@ def _run_options(args: argparse.Namespace, target: Path | None) -> RunOptions:
 def _run_one(
     args: argparse.Namespace,
     suite: SuiteSpec,
-    model: tuple[ModelSpec, Path],
+    model: tuple[ModelSpec, BaseLLMProvider],
     several: bool,
     out: TextIO,
 ) -> Evaluation:
     """Run ``suite`` on one model, write what was asked for; the evaluation of the run."""
     from promptcanary.core.run.runner import run_suite_blocking
-    from promptcanary.providers.factory import make_provider
-    from promptcanary.providers.replay import ReplayFileError
 
-    spec, base_dir = model
-    try:
-        provider = make_provider(spec.model, dict(spec.params), base_dir=base_dir)
-    except ReplayFileError as exc:
-        raise CliError(str(exc)) from None
+    spec, provider = model
     record = _per_model(args.record, spec.model, several) if args.record else None
     baseline = _given_baseline(args)
     run = run_suite_blocking(suite, provider, _run_options(args, record), baseline=baseline)
@@ -239,9 +233,13 @@ def _given_baseline(args: argparse.Namespace) -> BaselineSnapshot | None:
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _import_probe_modules(args.probe_module or [])
     suite = _load_suite(args.config)
+    from promptcanary.providers.factory import build_providers
+
     models = _models(args, suite, Path(args.config))
+    # Every model is checked (known, key set, recording readable) before the first request.
+    providers = build_providers(models)
     untrusted, failed, regressed = [], False, False
-    for model in models:
+    for model in zip([spec for spec, _ in models], providers, strict=True):
         spec = model[0]
         evaluation = _run_one(args, suite, model, len(models) > 1, out)
         run = evaluation.run
@@ -590,13 +588,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse: --help (0) or a bad flag (2, message already printed)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    from promptcanary.providers.errors import ModelConfigError
     from promptcanary.providers.replay import ReplayFileError
 
     try:
         return _dispatch(args, out, err)
     except CliError as exc:
         code, message = exc.code, str(exc)
-    except (SuiteConfigError, BaselineFileError, ReplayFileError) as exc:
+    except (SuiteConfigError, BaselineFileError, ReplayFileError, ModelConfigError) as exc:
         code, message = EXIT_USAGE, str(exc)
     except MissingCredentialsError as exc:
         code, message = EXIT_UNTRUSTED, str(exc)

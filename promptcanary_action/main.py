@@ -22,7 +22,8 @@ from promptcanary.core.config.schema import SuiteConfigError, load_suite
 from promptcanary.core.models import Approval, CanaryRunResult
 from promptcanary.core.probes.plugins import ProbeModuleError, import_probe_modules
 from promptcanary.core.run.provider import MissingCredentialsError
-from promptcanary.providers.factory import REPLAY_PREFIX
+from promptcanary.providers.errors import ModelConfigError
+from promptcanary.providers.factory import REPLAY_PREFIX, build_providers
 from promptcanary.providers.replay import ReplayFileError
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action import publish
@@ -112,6 +113,7 @@ _ERROR_TITLES: tuple[tuple[tuple[type[Exception], ...], str, ExitCode], ...] = (
     ),
     ((ReportWriteError,), "cannot write the report folder", ExitCode.USAGE),
     ((ReplayFileError,), "unreadable recording", ExitCode.USAGE),
+    ((ModelConfigError,), "unknown model", ExitCode.USAGE),
     ((BaselineFileError,), "unreadable baseline", ExitCode.USAGE),
     ((MissingCredentialsError,), "missing credentials", ExitCode.UNTRUSTWORTHY),
 )
@@ -259,21 +261,23 @@ async def _run_all(
     effects: Effects,
 ) -> list[PairOutcome]:
     pairs: list[PairOutcome] = []
-    for loaded in suites:
-        for spec in models_for(loaded, step.settings):
-            if effects.cancellation.requested:
-                return pairs  # no new pair after a cancel: the report says the run stopped
-            with effects.workflow.group(f"PromptCanary: {loaded.repo_path} on {spec.model}"):
-                pairs.append(
-                    await run_pair(
-                        loaded,
-                        spec,
-                        _judging(step, backend, approval, effects),
-                        ref=step.activity.baseline_ref,
-                        provider_factory=effects.provider,
-                        cancellation=effects.cancellation,
-                    )
+    plan = [(loaded, spec) for loaded in suites for spec in models_for(loaded, step.settings)]
+    # Every model is checked (known, key set, recording readable) before the first request.
+    providers = build_providers([(s, loaded.path.parent) for loaded, s in plan], effects.provider)
+    for (loaded, spec), provider in zip(plan, providers, strict=True):
+        if effects.cancellation.requested:
+            return pairs  # no new pair after a cancel: the report says the run stopped
+        with effects.workflow.group(f"PromptCanary: {loaded.repo_path} on {spec.model}"):
+            pairs.append(
+                await run_pair(
+                    loaded,
+                    spec,
+                    _judging(step, backend, approval, effects),
+                    ref=step.activity.baseline_ref,
+                    provider_factory=lambda *_, built=provider: built,
+                    cancellation=effects.cancellation,
                 )
+            )
     return pairs
 
 

@@ -26,7 +26,7 @@ from promptcanary.core.models import (
 from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.runner import run_suite
-from promptcanary.core.spec import ModelSpec, SuiteSpec
+from promptcanary.core.spec import ModelSpec, SuiteSpec, requested_models
 from promptcanary.core.verdict.evaluate import Evaluation, EvaluationPolicy, evaluate
 from promptcanary.core.verdict.usage import CostLookup, UsageLimits
 from promptcanary.providers.litellm import cost_usd
@@ -74,7 +74,7 @@ def find_suite_files(patterns: Sequence[str], base_dir: Path) -> list[Path]:
 
 def models_for(suite: LoadedSuite, settings: Settings) -> list[ModelSpec]:
     if settings.models:
-        return [ModelSpec(model=m) for m in settings.models]
+        return requested_models(settings.models, suite.suite.models)
     if suite.suite.models:
         return list(suite.suite.models)
     raise UsageError(

@@ -79,12 +79,38 @@ def resolve_line(
     return prompt_lines.get(prompt_id)
 
 
+MODEL_KEYS = (
+    "model",
+    "temperature",
+    "max_tokens",
+    "seed",
+    "api_base",
+    "api_key",
+    "api_version",
+    "timeout",
+    "tool_choice",
+    "response_format",
+    "custom_llm_provider",
+    "litellm",
+)
+"""The keys of a ``models:`` mapping; ``litellm:`` holds any other LiteLLM parameter as is."""
+
+
 @dataclass(frozen=True)
 class ModelSpec:
-    """A model from the suite's ``models:`` list: a LiteLLM model id plus call parameters."""
+    """A model from the suite's ``models:`` list: a LiteLLM model id plus call parameters
+    (the mapping's keys, with those under ``litellm:`` merged in)."""
 
     model: str
     params: dict[str, Any] = field(default_factory=dict)
+
+
+def requested_models(requested: Sequence[str], entries: Sequence[ModelSpec]) -> list[ModelSpec]:
+    """The models a caller asked for by id (``--model``, the action's ``models`` input), each
+    with the parameters of the suite's ``models:`` entry of the same id (its ``api_base``, …);
+    an id the suite does not name runs with none. The one rule of the CLI and the action."""
+    by_id = {entry.model: entry for entry in entries}
+    return [by_id.get(model.strip(), ModelSpec(model.strip())) for model in requested]
 
 
 AUTO = "auto"

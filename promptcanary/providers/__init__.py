@@ -10,7 +10,11 @@ from promptcanary._lazy import lazy_exports
 _EXPORTS = {
     "BaseLLMProvider": "promptcanary.core.run.provider",
     "LiteLLMProvider": "promptcanary.providers.litellm",
+    "ModelConfigError": "promptcanary.providers.errors",
     "ProviderError": "promptcanary.core.run.provider",
+    "build_providers": "promptcanary.providers.factory",
+    "make_provider": "promptcanary.providers.factory",
+    "providers_for": "promptcanary.providers.factory",
 }
 
 __all__ = sorted(_EXPORTS)

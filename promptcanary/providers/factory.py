@@ -1,20 +1,28 @@
-"""Build a provider from a suite's or the action's model entry.
+"""Build the providers of a run from a suite's or the action's model entries, and check them all
+before the first request.
 
 ``replay:<path>`` answers from a recording (see :mod:`promptcanary.providers.replay`); any other
 string is a LiteLLM model id. ``temperature``, ``max_tokens`` and ``seed`` in ``params`` configure
-the model; every other parameter (``api_base``, ``api_key``, ``response_format``, …) is passed
-through to LiteLLM.
+the model; every other parameter (``api_base``, ``api_key``, those of a ``litellm:`` mapping, …)
+is passed through to LiteLLM.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptcanary.core.run.provider import BaseLLMProvider
 
+if TYPE_CHECKING:
+    from promptcanary.core.spec import ModelSpec, SuiteSpec
+
 REPLAY_PREFIX = "replay:"
 _CONFIG_KEYS = ("temperature", "max_tokens", "seed")
+
+Factory = Callable[[str, dict[str, Any], Path], BaseLLMProvider]
+"""Builds one provider from a model id, its parameters and the folder of relative replay paths."""
 
 
 def make_provider(
@@ -38,3 +46,28 @@ def make_provider(
     from promptcanary.providers.litellm import LiteLLMProvider
 
     return LiteLLMProvider(model, **config_keys, **options)
+
+
+def _make(model: str, params: dict[str, Any], base_dir: Path) -> BaseLLMProvider:
+    return make_provider(model, params, base_dir=base_dir)
+
+
+def build_providers(
+    models: Sequence[tuple[ModelSpec, Path]], factory: Factory = _make
+) -> list[BaseLLMProvider]:
+    """The provider of every model of a run, each checked before any of them is asked anything:
+    a model string LiteLLM does not know (``ModelConfigError``), a missing API key
+    (``MissingCredentialsError``), an unreadable recording (``ReplayFileError``) stop the run
+    before the first request, not after the earlier models ran. The CLI and the action call it.
+    """
+    providers = [factory(spec.model, dict(spec.params), base_dir) for spec, base_dir in models]
+    for provider in providers:
+        provider.check_environment()
+    return providers
+
+
+def providers_for(suite: SuiteSpec, *, base_dir: Path | None = None) -> list[BaseLLMProvider]:
+    """The checked providers of a suite's ``models:`` (relative replay paths resolve against
+    ``base_dir``, by default the working directory: give the suite file's folder)."""
+    folder = base_dir if base_dir is not None else Path.cwd()
+    return build_providers([(spec, folder) for spec in suite.models])

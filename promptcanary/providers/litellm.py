@@ -40,12 +40,14 @@ from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig, 
 from promptcanary.core.redact import is_secret_name
 from promptcanary.core.run.options import DEFAULT_TIMEOUT
 from promptcanary.core.run.provider import BaseLLMProvider, MissingCredentialsError, ProviderError
+from promptcanary.providers.errors import ModelConfigError
 from promptcanary.providers.litellm_tuning import (
     INLINE_SETUP_PROVIDERS,
     our_call,
     skip_unused_bookkeeping,
     use_setup_executor,
 )
+from promptcanary.providers.wire_time import measured, time_sends
 
 PLACEHOLDER_API_KEY = "no-key"
 """Sent to a local endpoint (``api_base``) when no API key is configured anywhere."""
@@ -90,6 +92,9 @@ def _tune(litellm: Any) -> None:
     except ImportError:  # internals move between versions; tuning is only an optimisation
         return
     skip_unused_bookkeeping(litellm, utils, Logging)
+    import httpx  # LiteLLM's and the OpenAI SDK's HTTP client
+
+    time_sends((httpx.AsyncClient, httpx.Client))
 
 
 def _setup_function() -> Any:
@@ -197,6 +202,8 @@ class LiteLLMProvider(BaseLLMProvider):
         super().__init__(config)
         self._placeholder_key: bool | None = None
         self._setup_inline: bool | None = None
+        self._provider: str | None = None
+        self._supported: frozenset[str] | bool | None = False
 
     @classmethod
     def from_config(cls, config: ProviderConfig) -> LiteLLMProvider:
@@ -217,6 +224,7 @@ class LiteLLMProvider(BaseLLMProvider):
         ``<PROVIDER>_BASE_URL`` in the environment) is a local or proxied endpoint whose needs
         LiteLLM cannot know, so it is not checked.
         """
+        self.resolve_provider()
         prefix = self._custom_endpoint_prefix()
         if prefix is None:
             return
@@ -243,15 +251,59 @@ class LiteLLMProvider(BaseLLMProvider):
         params = self.config.extra_params
         if params.get("api_base") or params.get("base_url"):
             return None
-        litellm = import_litellm()
-        try:
-            _, provider, _, _ = litellm.get_llm_provider(model=self.config.model_id)
-        except Exception:  # LiteLLM raises bare exceptions for unknown models: the call will say
+        provider = self._provider_or_none()
+        if provider is None:  # an unknown model: resolve_provider() says so
             return None
-        prefix = str(provider).upper()
+        prefix = provider.upper()
         if _env(f"{prefix}_API_BASE") or _env(f"{prefix}_BASE_URL"):
             return None
         return prefix
+
+    def resolve_provider(self) -> str:
+        """The LiteLLM provider of the model (``openai``, ``anthropic``, …), decided once.
+
+        Raises:
+            ModelConfigError: LiteLLM does not know the model string; its whole hint is kept.
+        """
+        if self._provider is None:
+            params = self.config.extra_params
+            litellm = import_litellm()
+            try:
+                _, provider, _, _ = litellm.get_llm_provider(
+                    model=self.config.model_id,
+                    custom_llm_provider=params.get("custom_llm_provider"),
+                    api_base=params.get("api_base"),
+                )
+            except litellm.BadRequestError as exc:  # LiteLLM's "LLM Provider NOT provided"
+                detail = " ".join(_strip_prefix(str(getattr(exc, "message", exc))).split())
+                raise ModelConfigError(
+                    f"model {self.config.model_id!r} is not a model string LiteLLM knows: "
+                    f"{detail} (write it as <provider>/<model>, e.g. openai/gpt-4o-mini)"
+                ) from None
+            self._provider = str(provider)
+        return self._provider
+
+    def _provider_or_none(self) -> str | None:
+        try:
+            return self.resolve_provider()
+        except ModelConfigError:
+            return None
+
+    def _accepts(self, parameter: str) -> bool:
+        """Whether LiteLLM sends ``parameter`` to this model's provider (it refuses, before any
+        request, a parameter the provider lacks: Anthropic's and Bedrock's ``seed``). True when
+        LiteLLM cannot tell: the request then shows what the server says."""
+        if self._supported is False:
+            provider = self._provider_or_none()
+            litellm = import_litellm()
+            try:
+                supported = litellm.get_supported_openai_params(
+                    model=self.config.model_id.split("/", 1)[-1], custom_llm_provider=provider
+                )
+            except Exception:  # LiteLLM's lookup raises bare exceptions for odd models
+                supported = None
+            self._supported = frozenset(supported) if supported is not None else None
+        return not isinstance(self._supported, frozenset) or parameter in self._supported
 
     def _needs_placeholder_key(self) -> bool:
         """A local endpoint with no API key anywhere (most self-hosted servers check none): the
@@ -293,7 +345,9 @@ class LiteLLMProvider(BaseLLMProvider):
             "num_retries": 0,
             "max_retries": 0,
         }
-        if config.seed is not None:
+        # The seed (42 unless set) makes repeated runs comparable where the provider honours
+        # one; a provider without seeds (Anthropic, Bedrock) gets none rather than an error.
+        if config.seed is not None and self._accepts("seed"):
             kwargs["seed"] = config.seed
         if self._needs_placeholder_key():
             kwargs["api_key"] = PLACEHOLDER_API_KEY
@@ -319,10 +373,11 @@ class LiteLLMProvider(BaseLLMProvider):
         kwargs = self.request_kwargs(prompt, system_prompt, None)
         started = time.perf_counter()
         try:
-            response = litellm.completion(**kwargs)
+            with measured() as wire:
+                response = litellm.completion(**kwargs)
         except Exception as exc:  # LiteLLM raises many unrelated types; all become ProviderError
             raise self._error(exc, kwargs["timeout"]) from exc
-        return self._parse(response, prompt, 0, started)
+        return self._parse(response, prompt, 0, _latency_ms(wire, started))
 
     async def acomplete(
         self,
@@ -341,26 +396,17 @@ class LiteLLMProvider(BaseLLMProvider):
             use_setup_executor(asyncio.get_running_loop(), setup)
         started = time.perf_counter()
         try:
-            with our_call(inline_setup=setup is not None):
+            with our_call(inline_setup=setup is not None), measured() as wire:
                 response = await litellm.acompletion(**kwargs)
         except Exception as exc:  # see complete()
             raise self._error(exc, kwargs["timeout"]) from exc
-        return self._parse(response, prompt, sample, started)
+        return self._parse(response, prompt, sample, _latency_ms(wire, started))
 
     def _inline_setup(self) -> bool:
         """Whether LiteLLM's request set-up for this model may run in the event loop's thread: its
         provider is one whose set-up does no I/O (see litellm_tuning). Decided once."""
         if self._setup_inline is None:
-            params = self.config.extra_params
-            try:
-                _, provider, _, _ = import_litellm().get_llm_provider(
-                    model=self.config.model_id,
-                    custom_llm_provider=params.get("custom_llm_provider"),
-                    api_base=params.get("api_base"),
-                )
-            except Exception:  # an unknown model: LiteLLM's own call will say so
-                provider = None
-            self._setup_inline = provider in INLINE_SETUP_PROVIDERS
+            self._setup_inline = self._provider_or_none() in INLINE_SETUP_PROVIDERS
         return self._setup_inline
 
     async def aclose(self) -> None:
@@ -378,9 +424,8 @@ class LiteLLMProvider(BaseLLMProvider):
     # ── responses and errors ─────────────────────────────────────────────────
 
     def _parse(
-        self, response: Any, prompt: CanaryPrompt, sample: int, started: float
+        self, response: Any, prompt: CanaryPrompt, sample: int, latency_ms: float
     ) -> LLMResponse:
-        latency_ms = round((time.perf_counter() - started) * 1000, 2)
         model_id = self.config.model_id
         choices = getattr(response, "choices", None)
         if not choices:
@@ -420,6 +465,10 @@ class LiteLLMProvider(BaseLLMProvider):
         if isinstance(exc, litellm.Timeout):
             message = f"request timed out after {timeout:g} s"
             transient = True
+        elif _connection_failed(exc):
+            # LiteLLM reports a refused connection as an HTTP 500 of its own making.
+            status, transient = None, True
+            message = f"cannot connect to {self._endpoint()} ({_clean(str(exc))})"
         elif _caused_by(exc, json.JSONDecodeError):
             # LiteLLM reports an unparseable body as a 500 of its own making.
             message, status, transient = "malformed response body (not valid JSON)", None, True
@@ -446,6 +495,19 @@ class LiteLLMProvider(BaseLLMProvider):
             transient=transient,
         )
 
+    def _endpoint(self) -> str:
+        """Where the request went: the model's ``api_base``, the provider's ``*_API_BASE`` /
+        ``*_BASE_URL`` variable, or the provider's own address."""
+        params = self.config.extra_params
+        given = params.get("api_base") or params.get("base_url")
+        if given:
+            return str(given)
+        provider = self._provider_or_none() or "the provider"
+        for name in (f"{provider.upper()}_API_BASE", f"{provider.upper()}_BASE_URL"):
+            if _env(name):
+                return f"{_env(name)} (from {name})"
+        return f"{provider}'s default endpoint"
+
     def _scrub(self, text: str) -> str:
         """Remove the API key (and anything else secret-looking) from an error message."""
         secrets = {
@@ -459,6 +521,13 @@ class LiteLLMProvider(BaseLLMProvider):
         for value in sorted(secrets, key=len, reverse=True):
             text = text.replace(value, "***")
         return text
+
+
+def _latency_ms(wire: list[float], started: float) -> float:
+    """The answer's time on the wire (see :mod:`promptcanary.providers.wire_time`); the whole
+    call's time for a provider whose client is not httpx (nothing was recorded)."""
+    seconds = wire[-1] if wire else time.perf_counter() - started
+    return round(seconds * 1000, 2)
 
 
 def _env(name: str) -> str:
@@ -510,7 +579,19 @@ def _small_raw(response: Any, usage: Any) -> dict[str, Any]:
     return raw
 
 
-def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+def _connection_failed(exc: BaseException) -> bool:
+    import httpx
+    from openai import APIConnectionError
+
+    # A timeout is a connection error to the OpenAI SDK too; it is reported as a timeout.
+    return _caused_by(exc, (httpx.ConnectError, APIConnectionError)) and not _caused_by(
+        exc, (httpx.TimeoutException,)
+    )
+
+
+def _caused_by(
+    exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]
+) -> bool:
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
@@ -519,6 +600,12 @@ def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
+
+
+def _strip_prefix(detail: str) -> str:
+    """LiteLLM's message without its ``litellm.<Exception>:`` prefix."""
+    head, sep, rest = detail.partition(": ")
+    return rest if sep and head.startswith("litellm.") else detail
 
 
 def _clean(detail: str) -> str:

@@ -28,6 +28,10 @@ class AmbiguousSnapshotIdError(LookupError):
     """A snapshot id prefix matches more than one snapshot."""
 
 
+DEFAULT_DIRECTORY = ".promptcanary/baselines"
+"""Where the CLI keeps baselines too (``--baseline-dir``), relative to the working directory."""
+
+
 class FileBaselineStore:
     """Stores and retrieves :class:`BaselineSnapshot` objects as JSON files.
 
@@ -35,7 +39,7 @@ class FileBaselineStore:
         directory: Where baseline JSON files are stored; created if it does not exist.
     """
 
-    def __init__(self, directory: str | Path = "baselines") -> None:
+    def __init__(self, directory: str | Path = DEFAULT_DIRECTORY) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
 

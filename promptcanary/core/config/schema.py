@@ -36,6 +36,7 @@ from promptcanary.core.probes import BaseProbe, ProbeRegistry
 from promptcanary.core.probes.registry import ProbeClass, registry_or_active
 from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.spec import (
+    MODEL_KEYS,
     ModelSpec,
     ProbeBinding,
     RunDefaults,
@@ -161,7 +162,7 @@ def valid_keys() -> dict[str, tuple[str, ...]]:
         "defaults": DEFAULTS_KEYS,
         "probe entry": PROBE_ENTRY_KEYS,
         "apply_to": APPLY_TO_KEYS,
-        "model entry": ("model", "<any LiteLLM parameter>"),
+        "model entry": MODEL_KEYS,
     }
 
 
@@ -384,7 +385,7 @@ def _models(raw: list[Any], context: SourceMap) -> list[ModelSpec]:
         if isinstance(item, str) and item:
             specs.append(ModelSpec(item))
         elif isinstance(item, dict) and isinstance(item.get("model"), str) and item["model"]:
-            specs.append(ModelSpec(item["model"], {k: v for k, v in item.items() if k != "model"}))
+            specs.append(ModelSpec(item["model"], _model_params(item, loc, context)))
         else:
             raise context.error(
                 f"model entry {i + 1} must be a LiteLLM model id or a mapping with 'model', "
@@ -393,6 +394,38 @@ def _models(raw: list[Any], context: SourceMap) -> list[ModelSpec]:
                 hint="e.g. `- openai/gpt-4o-mini` or `- {model: openai/gpt-4o, api_base: ...}`",
             )
     return specs
+
+
+def _model_params(item: dict[str, Any], loc: Loc, context: SourceMap) -> dict[str, Any]:
+    """A model mapping's parameters: its known keys, and those under ``litellm:`` as they are
+    (LiteLLM's own names: ``drop_params``, ``top_p``, ``aws_region_name``, …)."""
+    for key in item:
+        if key not in MODEL_KEYS:
+            raise context.error(
+                f"unknown key {key!r} in model entry {item['model']!r}"
+                + _suggest(str(key), MODEL_KEYS),
+                (*loc, key),
+                key=True,
+                hint=f"a model entry takes {', '.join(MODEL_KEYS)}; put any other LiteLLM "
+                "parameter under `litellm:`, e.g. `litellm: {drop_params: true}`",
+            )
+    params = {k: v for k, v in item.items() if k not in ("model", "litellm")}
+    passthrough = item.get("litellm", {})
+    if not isinstance(passthrough, dict):
+        raise context.error(
+            f"`litellm:` of model entry {item['model']!r} must be a mapping of LiteLLM "
+            f"parameters, got {_got(passthrough)}",
+            (*loc, "litellm"),
+        )
+    for key in passthrough:
+        if key in params or key == "model":
+            raise context.error(
+                f"{key!r} is set twice in model entry {item['model']!r}: keep the one outside "
+                "`litellm:`",
+                (*loc, "litellm", key),
+                key=True,
+            )
+    return {**params, **passthrough}
 
 
 def _iter_probe_entries(doc: _SuiteDoc, prompts: list[CanaryPrompt]) -> Iterator[tuple[Loc, Any]]:

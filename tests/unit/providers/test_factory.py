@@ -70,3 +70,24 @@ def test_building_a_provider_does_not_import_litellm() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "False"
+
+
+def test_providers_for_builds_and_checks_every_model_of_a_suite(tmp_path: Path) -> None:
+    import pytest
+
+    from promptcanary.core.models import CanaryPrompt
+    from promptcanary.core.probes import get_probe_registry
+    from promptcanary.core.spec import ModelSpec, SuiteSpec
+    from promptcanary.providers import providers_for
+    from promptcanary.providers.errors import ModelConfigError
+
+    (tmp_path / "rec.jsonl").write_text(json.dumps({"prompt_id": "a", "content": "x"}) + "\n")
+    probe = get_probe_registry().get("json_validity")()
+    prompts = [CanaryPrompt(id="a", text="x")]
+    good = SuiteSpec("s", prompts, [probe], models=[ModelSpec("replay:rec.jsonl")])
+    bad = SuiteSpec("s", prompts, [probe], models=[*good.models, ModelSpec("gpt-9000")])
+
+    (provider,) = providers_for(good, base_dir=tmp_path)
+    assert isinstance(provider, ReplayProvider)
+    with pytest.raises(ModelConfigError, match="gpt-9000"):
+        providers_for(bad, base_dir=tmp_path)

@@ -349,3 +349,10 @@ def test_delete_with_ambiguous_prefix_deletes_nothing(store: FileBaselineStore) 
     with pytest.raises(AmbiguousSnapshotIdError):
         store.delete("1234")
     assert len(json_files(store)) == 2
+
+
+def test_the_default_directory_is_the_clis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from promptcanary.cli import DEFAULT_BASELINE_DIR
+
+    monkeypatch.chdir(tmp_path)
+    assert FileBaselineStore().directory.resolve() == (tmp_path / DEFAULT_BASELINE_DIR).resolve()
