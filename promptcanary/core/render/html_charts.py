@@ -35,7 +35,8 @@ def trend_chart(trend: ScoreTrend) -> Markup:
     labels = list(trend.labels)
     step = (WIDTH - 2 * PAD) / max(1, len(labels) - 1)
     parts = [
-        f'<line class="axis" x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}"/>',
+        f'<line class="axis" x1="{PAD}" y1="{HEIGHT - PAD}" '
+        f'x2="{WIDTH - PAD}" y2="{HEIGHT - PAD}"/>',
         f'<text class="tick" x="4" y="{PAD + 4}">1.0</text>',
         f'<text class="tick" x="4" y="{HEIGHT - PAD + 4}">0.0</text>',
     ]
@@ -89,7 +90,9 @@ def usage_charts(pairs: Sequence[dict[str, Any]]) -> list[Markup]:
     charts = []
     for title, attribute, unit in metrics:
         chart = _bars(
-            title, [(n, getattr(p["usage"], attribute)) for n, p in zip(name, pairs)], unit
+            title,
+            [(n, getattr(p["usage"], attribute)) for n, p in zip(name, pairs, strict=True)],
+            unit,
         )
         if chart is not None:
             charts.append(chart)
