@@ -3,6 +3,8 @@
 #   make test    bootstrap .venv, then ruff, mypy and pytest (non-zero exit on any failure)
 #   make soak    the soak test: 30 entrypoint runs with seeded faults, prints a table (minutes)
 #   make lint    ruff, mypy, action.yml / workflow validation, hadolint on the Dockerfile
+#   make test-browser  the report page in headless Chromium (installs chromium and chromedriver
+#                from Debian with scripts/install_browser.sh; fails, never skips, without them)
 #   make demo    run the example suite offline on recorded responses and print the drift report
 #   make bench   run the benchmarks in bench/
 #   make docs    render the demo's comment as GitHub shows it to docs/comment.png (needs
@@ -40,6 +42,7 @@ PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --generate-
 	--allow-unsafe --resolver=backtracking --strip-extras --no-emit-index-url \
 	--no-emit-find-links --quiet $(PIP_COMPILE_ARGS)
 
+.PHONY: test-browser
 .PHONY: test soak lint demo bench docs lock clean distclean venv ruff mypy pytest container-test
 
 # --------------------------------------------------------------------------------------------
@@ -85,6 +88,11 @@ test: $(STAMP)
 # Deselected from `make test` by the `soak` marker (pyproject addopts); -s shows its table.
 soak: $(STAMP)
 	PROMPTCANARY_E2E_FRESH=1 $(BIN)/python -m pytest -m soak -s tests/reliability/test_soak.py $(PYTEST_ARGS)
+
+# Deselected from `make test` by the `browser` marker; the install step is part of the target.
+test-browser: $(STAMP)
+	bash scripts/install_browser.sh
+	$(BIN)/python -m pytest -m browser tests/browser $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	@failed=""; \
