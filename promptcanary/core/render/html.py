@@ -25,23 +25,17 @@ from jinja2 import PackageLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from promptcanary.core.models import CanaryRunResult, DriftReport, ProbeComparison
+from promptcanary.core.render.html_charts import ScoreTrend, trend_chart, usage_charts
 from promptcanary.core.render.markdown import sanitize, truncate
 from promptcanary.core.render.report import RESPONSE_LIMIT, unified_diff
 from promptcanary.core.verdict.usage import UsageStats, compare_usage
+
+__all__ = ["ANSWER_LIMIT", "MAX_GROUPS", "HtmlPair", "ScoreTrend", "render_html"]
 
 ANSWER_LIMIT = RESPONSE_LIMIT
 """Characters of one answer embedded in the page (the full text stays in run.json)."""
 MAX_GROUPS = 10
 """Distinct answers shown per side of a prompt; the rest are counted, not shown."""
-
-
-@dataclass(frozen=True)
-class ScoreTrend:
-    """One suite's overall score per model over its promoted baselines, then this run."""
-
-    suite: str
-    labels: Sequence[str]
-    series: dict[str, Sequence[float]]
 
 
 @dataclass(frozen=True)
@@ -206,8 +200,6 @@ def render_html(
     artifacts_url: str | None = None,
 ) -> str:
     """The whole page. ``verdict`` is the run's verdict line as the comment states it."""
-    from promptcanary.core.render.html_charts import trend_chart, usage_charts
-
     script, style = _static("report.js"), _static("report.css")
     views = [_pair_view(i, p) for i, p in enumerate(pairs)]
     rows = [row for i, p in enumerate(pairs) for row in _rows(i, p)]

@@ -7,12 +7,20 @@ as is. Colours come from CSS classes (``s0`` … ``s5``), so both themes style t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from markupsafe import Markup, escape
 
-if TYPE_CHECKING:
-    from promptcanary.core.render.html import ScoreTrend
+
+@dataclass(frozen=True)
+class ScoreTrend:
+    """One suite's overall score per model over its promoted baselines, then this run."""
+
+    suite: str
+    labels: Sequence[str]
+    series: dict[str, Sequence[float]]
+
 
 WIDTH, HEIGHT, PAD = 600, 220, 40
 SERIES_CLASSES = 6
