@@ -89,7 +89,7 @@ def _write_all(outcome: StepOutcome, directory: Path, comment: str, summary: str
         atomic_write_text(snap_path, snapshot_to_json(snapshot))
         files.snapshots.append(snap_path)
     atomic_write_text(directory / STEP_FILE, outcome.model_dump_json() + "\n")
-    atomic_write_text(directory / "report.html", html_report(outcome))
+    atomic_write_text(directory / "report.html", html_report(outcome, outcome.run_url))
     atomic_write_text(
         directory / "outcome.json", json.dumps(outcome_json(outcome), indent=2) + "\n"
     )
