@@ -118,6 +118,7 @@ demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
 
 # Not part of `make test` or .ci/run: it installs a browser and fetches Mermaid from npm.
+# Writes docs/comment.png and docs/report.png.
 docs: $(STAMP)
 	bash scripts/install_docs_tools.sh
 	$(BIN)/python scripts/render_docs.py
