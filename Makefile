@@ -3,6 +3,8 @@
 #   make test    bootstrap .venv, then ruff, mypy and pytest (non-zero exit on any failure)
 #   make soak    the soak test: 30 entrypoint runs with seeded faults, prints a table (minutes)
 #   make lint    ruff, mypy, action.yml / workflow validation, hadolint on the Dockerfile
+#   make test-browser  the report page in headless Chromium (installs chromium and chromedriver
+#                from Debian with scripts/install_browser.sh; fails, never skips, without them)
 #   make demo    run the example suite offline on recorded responses and print the drift report
 #   make bench   run the benchmarks in bench/
 #   make docs    render the demo's comment as GitHub shows it to docs/comment.png (needs
@@ -40,6 +42,7 @@ PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --generate-
 	--allow-unsafe --resolver=backtracking --strip-extras --no-emit-index-url \
 	--no-emit-find-links --quiet $(PIP_COMPILE_ARGS)
 
+.PHONY: test-browser
 .PHONY: test soak lint demo bench docs lock clean distclean venv ruff mypy pytest container-test
 
 # --------------------------------------------------------------------------------------------
@@ -86,6 +89,11 @@ test: $(STAMP)
 soak: $(STAMP)
 	PROMPTCANARY_E2E_FRESH=1 $(BIN)/python -m pytest -m soak -s tests/reliability/test_soak.py $(PYTEST_ARGS)
 
+# Deselected from `make test` by the `browser` marker; the install step is part of the target.
+test-browser: $(STAMP)
+	bash scripts/install_browser.sh
+	$(BIN)/python -m pytest -m browser tests/browser $(PYTEST_ARGS)
+
 lint: $(STAMP)
 	@failed=""; \
 	$(MAKE) ruff || failed="$$failed ruff"; \
@@ -110,6 +118,7 @@ demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
 
 # Not part of `make test` or .ci/run: it installs a browser and fetches Mermaid from npm.
+# Writes docs/comment.png and docs/report.png.
 docs: $(STAMP)
 	bash scripts/install_docs_tools.sh
 	$(BIN)/python scripts/render_docs.py

@@ -385,12 +385,44 @@ def cmd_baselines(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _html_report(path: str, text: str, drift: bool) -> str:
+    """A stored drift.json (with the run.json beside it, as the report folder keeps them) or a
+    run file as the explorable HTML page."""
+    from promptcanary.cli_compat import is_drift_document
+    from promptcanary.core.render.html import HtmlPair, render_html
+
+    report: DriftReport | None = None
+    run_path = Path(path)
+    if drift or is_drift_document(text):
+        try:
+            report = DriftReport.model_validate_json(text)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise CliError(f"{path}: not a PromptCanary drift report: {first['msg']}") from None
+        run_path = run_path.with_name("run.json")
+        if not run_path.is_file():
+            raise CliError(
+                f"{path}: the HTML report needs the run beside it: {run_path} is missing"
+            )
+    run = load_run(str(run_path))
+    if report is None:
+        verdict = f"{len(run.failed_probes)} failed probe result(s), no baseline"
+    else:
+        verdict = (
+            f"{len(report.regressions)} regression(s), {len(report.improvements)} improvement(s)"
+        )
+    pair = HtmlPair(suite=run.suite_name, model=run.provider.model_id, run=run, drift=report)
+    return render_html([pair], verdict=verdict)
+
+
 def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     from promptcanary.cli_compat import is_drift_document
     from promptcanary.core.render.report import render_json, render_markdown, render_run_markdown
 
     path = args.drift or args.input
     text = _read(path, "drift file" if args.drift else "report input")
+    if args.format == "html":
+        return _write_html(args, _html_report(path, text, bool(args.drift)), out)
     if args.drift or is_drift_document(text):
         try:
             report = DriftReport.model_validate_json(text)
@@ -410,6 +442,44 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         atomic_write_text(Path(args.output), rendered + "\n")
         return EXIT_OK
     print(terminal_safe(rendered), file=out)
+    return EXIT_OK
+
+
+def _write_html(args: argparse.Namespace, page: str, out: TextIO) -> int:
+    if not args.output:
+        out.write(page)
+        return EXIT_OK
+    target = Path(args.output)
+    atomic_write_text(target, page)
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(target.resolve().as_uri())
+    return EXIT_OK
+
+
+def latest_report(folder: Path) -> Path:
+    """``folder/report.html``, else the newest report.html under ``folder``."""
+    if (folder / "report.html").is_file():
+        return folder / "report.html"
+    found = sorted(folder.rglob("report.html"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise CliError(
+            f"{folder}: no report.html here; run the suite first (the action and `make demo` "
+            "write one into the report folder) or pass the folder: promptcanary view DIR"
+        )
+    return found[-1]
+
+
+def cmd_view(args: argparse.Namespace, out: TextIO) -> int:
+    page = latest_report(Path(args.folder)).resolve()
+    if args.print:
+        print(terminal_safe(str(page)), file=out)
+        return EXIT_OK
+    import webbrowser
+
+    if not webbrowser.open(page.as_uri()):
+        raise CliError(f"no browser to open {page}; open it yourself or pass --print")
     return EXIT_OK
 
 
@@ -491,7 +561,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", "-f", choices=("md", "json", "terminal", "markdown", "html"), default="md"
     )
     rep.add_argument("--output", "-o", metavar="F", help="write to F instead of stdout")
-    rep.add_argument("--open", action="store_true", help=argparse.SUPPRESS)  # HTML only: refused
+    rep.add_argument("--open", action="store_true", help="--format html -o F: open F")
+    view = sub.add_parser("view", help="open the latest report.html in a browser")
+    view.add_argument("folder", nargs="?", default="promptcanary-report", metavar="DIR")
+    view.add_argument("--print", action="store_true", help="print the page's path, open nothing")
     return parser
 
 
@@ -578,6 +651,8 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return cmd_compare(args, out)
     if args.command == "baselines":
         return cmd_baselines(args, out)
+    if args.command == "view":
+        return cmd_view(args, out)
     return cmd_report(args, out)
 
 

@@ -14,7 +14,10 @@ from typing import Any
 
 from promptcanary import __version__
 
-NO_HTML = "HTML reports are not produced; use --output-md (GitHub and editors render markdown)"
+NO_HTML = (
+    "HTML is written by `promptcanary report --format html -o report.html FILE`; use --output-md "
+    "for markdown here"
+)
 
 
 class UnsupportedFlag(Exception):
@@ -36,8 +39,8 @@ def refuse_unsupported(args: argparse.Namespace) -> None:
             "compare needs --current RUN.json (write one with `promptcanary run --output-json`)"
         )
     if args.command == "report":
-        if args.format == "html" or args.open:
-            raise UnsupportedFlag(f"report --format html / --open: {NO_HTML}; use --format md")
+        if args.open and args.format != "html":
+            raise UnsupportedFlag("report --open opens an HTML report: add --format html")
         if bool(args.input) == bool(args.drift):
             raise UnsupportedFlag("report needs one file: `report FILE` or `report --drift FILE`")
 

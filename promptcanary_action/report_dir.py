@@ -9,6 +9,7 @@ Layout of ``report-dir``::
     <suite>/<model>/run.json   the full run (responses, scores, provenance)
     <suite>/<model>/drift.json the comparison, when there was a baseline
     <suite>/<model>/snapshot.json  this run as a baseline snapshot (for artifact or path mode)
+    report.html                one self-contained page to explore the run (open it in a browser)
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from pathlib import Path
 
 from promptcanary.core.files import atomic_write_text
 from promptcanary.core.models import BaselineSnapshot
+from promptcanary.core.render.html import HtmlPair, ScoreTrend, render_html
 from promptcanary.storage.base import snapshot_to_json
 from promptcanary_action.baselines import layout
 from promptcanary_action.errors import ReportWriteError
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
 from promptcanary_action.paths import workspace_relative
+from promptcanary_action.trend import build_trend
 from promptcanary_action.workflow import Workflow
 
 STEP_FILE = "step.json"
@@ -86,10 +89,35 @@ def _write_all(outcome: StepOutcome, directory: Path, comment: str, summary: str
         atomic_write_text(snap_path, snapshot_to_json(snapshot))
         files.snapshots.append(snap_path)
     atomic_write_text(directory / STEP_FILE, outcome.model_dump_json() + "\n")
+    atomic_write_text(directory / "report.html", html_report(outcome, outcome.run_url))
     atomic_write_text(
         directory / "outcome.json", json.dumps(outcome_json(outcome), indent=2) + "\n"
     )
     return files
+
+
+def html_report(outcome: StepOutcome, artifacts_url: str | None = None) -> str:
+    """The explorable page of the step: every pair, its baseline's answers and the trends."""
+    pairs = [
+        HtmlPair(
+            suite=p.suite_name,
+            model=p.model,
+            run=p.run,
+            drift=p.drift,
+            baseline=p.baseline_run,
+            usage=p.usage.current if p.usage else None,
+        )
+        for p in outcome.pairs
+    ]
+    trends = []
+    for suite in dict.fromkeys(p.suite_name for p in outcome.pairs):
+        mine = [p for p in outcome.pairs if p.suite_name == suite]
+        trend = build_trend(
+            suite, {p.model: p.history for p in mine}, {p.model: p.run.overall_score for p in mine}
+        )
+        if trend is not None:
+            trends.append(ScoreTrend(trend.suite_name, trend.labels, dict(trend.series)))
+    return render_html(pairs, verdict=outcome.verdict, trends=trends, artifacts_url=artifacts_url)
 
 
 def outcome_json(outcome: StepOutcome) -> dict[str, object]:

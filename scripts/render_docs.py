@@ -1,4 +1,5 @@
-"""`make docs`: the demo's pull-request comment, rendered as GitHub shows it, as docs/comment.png.
+"""`make docs`: the demo's pull-request comment, rendered as GitHub shows it, as docs/comment.png,
+and the demo's explorable page (promptcanary-report/report.html) as docs/report.png.
 
 1. ``scripts/demo.py`` writes promptcanary-report/comment.md (into a scratch folder).
 2. The markdown becomes HTML with markdown-it-py (CommonMark plus GitHub's tables and
@@ -8,6 +9,7 @@
    checked against its pinned integrity) into a cache folder.
 4. Debian's Chromium, headless, loads the page twice: once to measure the rendered height, once
    to take the screenshot at that height.
+5. report.html is self-contained: Chromium screenshots it as it is, from its file.
 
 Needs chromium (``scripts/install_docs_tools.sh``) and npm. Not part of the tests or `.ci/run`.
 """
@@ -137,6 +139,15 @@ def screenshot(page: Path, png: Path) -> None:
         )
 
 
+def screenshot_report(page: Path, png: Path, height: int = 1600) -> None:
+    """The explorable page as the demo wrote it (its own script runs; it loads nothing)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        chromium(
+            f"--window-size={WIDTH},{height}", f"--screenshot={png}", page.as_uri(),
+            profile=Path(tmp, "c"),
+        )  # fmt: skip
+
+
 def demo_comment(scratch: Path) -> str:
     subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "demo.py"), str(scratch)],
@@ -162,7 +173,11 @@ def main() -> int:
         shutil.copyfile(mermaid_bundle(), scratch / "mermaid.min.js")
         png = DOCS / "comment.png"
         screenshot(page, png)
-    print(f"make docs: wrote {png.relative_to(ROOT)} ({json.dumps(png.stat().st_size)} bytes)")
+        report_png = DOCS / "report.png"
+        screenshot_report(scratch / "promptcanary-report" / "report.html", report_png)
+    for written in (png, report_png):
+        size = json.dumps(written.stat().st_size)
+        print(f"make docs: wrote {written.relative_to(ROOT)} ({size} bytes)")
     return 0
 
 

@@ -378,7 +378,7 @@ def test_cli_compare_and_report_with_022_flags(store: FileBaselineStore, tmp_pat
             "--output-md",
         ),
         (["compare", "-p", "openai/gpt-4o"], "--current run.json"),
-        (["report", "drift.json", "--format", "html"], "--format md"),
+        (["report", "drift.json", "--open"], "--format html"),
         (["run", "-t", "2.5"], "between 0 and 2"),
     ],
 )

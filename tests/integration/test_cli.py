@@ -345,3 +345,36 @@ def test_invalid_sampling_flags_exit_2(workdir: Path, flags: list[str], message:
     done = cli("run", "--config", "canary.yaml", "--replay", "good.jsonl", *flags, cwd=workdir)
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_report_html_from_stored_files_and_view_finds_the_latest(workdir: Path) -> None:
+    run_and_save_baseline(workdir)
+    folder = workdir / "promptcanary-report"
+    folder.mkdir()
+    current = cli(
+        "run", "--config", "canary.yaml", "--replay", "drifted.jsonl", "--output-json",
+        str(folder / "run.json"), "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert current.returncode == 0, current.stderr
+    compared = cli(
+        "compare", "--baseline-dir", "bl", "--current", str(folder / "run.json"),
+        "--fail-on", "never", "--output-json", str(folder / "drift.json"), cwd=workdir,
+    )  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    missing = cli("view", "--print", cwd=workdir)
+    assert missing.returncode == 2 and "no report.html" in missing.stderr
+
+    page = folder / "report.html"
+    done = cli("report", "--drift", str(folder / "drift.json"), "--format", "html", "-o",
+               str(page), cwd=workdir)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    html = page.read_text(encoding="utf-8")
+    assert "Content-Security-Policy" in html
+    drift = json.loads((folder / "drift.json").read_text(encoding="utf-8"))
+    assert drift["regressions"]
+    assert f"{len(drift['regressions'])} regression(s)" in html
+    assert "Sure! Here is the JSON:" in html  # today's answer, shown
+
+    viewed = cli("view", "--print", cwd=workdir)
+    assert viewed.returncode == 0, viewed.stderr
+    assert viewed.stdout.strip() == str(page.resolve())

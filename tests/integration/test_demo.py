@@ -31,3 +31,5 @@ def test_demo_reports_the_drifted_recordings_regressions_offline(tmp_path: Path)
     assert comment.startswith("**❌ 7 regression")
     assert "<!-- promptcanary-action:comment-id=default -->" in comment
     assert (tmp_path / ".demo" / "baselines").is_dir()
+    page = (tmp_path / "promptcanary-report" / "report.html").read_text(encoding="utf-8")
+    assert page.count('"verdict": "regression"') == 7

@@ -391,3 +391,13 @@ def test_a_thousand_regressions_fit_the_comment_budget() -> None:
     assert len(body) <= 65_536
     assert "| `p0` |" in body  # the first regressions are shown…
     assert "[!NOTE]" in body  # …and the comment says where the rest went
+
+
+def test_comment_and_summary_point_to_the_report_in_the_runs_artifacts() -> None:
+    pair = make_pair([comparison("p1", current=1.0, details="ok")])
+    linked = make_outcome(pair)
+    line = "`report.html` in [this run's artifacts](https://github.com/octo-org/octo-repo/actions/runs/1)"
+    assert line in render_comment(linked, comment_marker("default"))
+    assert line in render_summary(linked)
+    unknown = linked.model_copy(update={"run_url": None})
+    assert "report.html" not in render_comment(unknown, comment_marker("default"))

@@ -198,7 +198,7 @@ def test_no_secret_reaches_any_report_file(tmp_path: Path) -> None:
     out = outcome([pair("m", baseline=OK, current=HALF)])
     write_reports(out, tmp_path, "c", "s")
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert len(written) == 7
+    assert len(written) == 8  # report.html included
     for path in written:
         assert SECRET not in path.read_text(encoding="utf-8"), path
     snapshot = json.loads((tmp_path / "demo-suite" / "m" / "snapshot.json").read_text())

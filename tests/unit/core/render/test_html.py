@@ -1,0 +1,104 @@
+"""Tests for the HTML report renderer: escaping, the CSP hashes, the size cap."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from promptcanary.core.models import LLMResponse, ProbeResult
+from promptcanary.core.render.html import (
+    ANSWER_LIMIT,
+    MAX_GROUPS,
+    HtmlPair,
+    ScoreTrend,
+    csp_hash,
+    render_html,
+    script_json,
+)
+from tests.unit.core.render.test_report import comparison, report, run
+
+HOSTILE = (
+    '</script><script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
+    '<a href="javascript:alert(1)">x</a>'
+)
+
+
+def answer(text: str, sample: int = 0, prompt_id: str = "p1") -> LLMResponse:
+    return LLMResponse(prompt_id=prompt_id, provider_model_id="gpt-4o", content=text, sample=sample)
+
+
+def page(current_text: str = HOSTILE, *, model: str = "gpt-4o", samples: int = 1) -> str:
+    today = run(
+        *(answer(current_text, s) for s in range(samples)),
+        results=[ProbeResult(probe_id="json_validity", prompt_id="p1", passed=False, score=0.0)],
+    )
+    pair = HtmlPair(
+        suite="demo",
+        model=model,
+        run=today,
+        drift=report(comparisons=[comparison("p1", 1.0, 0.0)]),
+        baseline=run(answer("the old answer")),
+    )
+    return render_html([pair], verdict="1 regression")
+
+
+def test_hostile_answers_and_names_are_escaped_in_markup_and_json() -> None:
+    html = page(model="<b>evil</b>")
+    assert "<script>window.pwned" not in html
+    assert "<img src=x" not in html
+    assert 'href="javascript:' not in html
+    assert "&lt;/script&gt;&lt;script&gt;window.pwned=1" in html
+    assert "&lt;b&gt;evil&lt;/b&gt;" in html
+    # Exactly two script elements: the JSON data block and our own script.
+    assert len(re.findall(r"<script\b", html)) == 2
+
+
+def test_script_json_cannot_close_its_element_and_round_trips() -> None:
+    data = {"text": HOSTILE + "<!-- & -->"}
+    encoded = script_json(data)
+    assert "<" not in encoded and ">" not in encoded and "&" not in encoded
+    assert json.loads(encoded) == data
+
+
+def test_csp_allows_exactly_the_inline_script_and_style() -> None:
+    html = page()
+    script = re.search(r"<script>(.*?)</script>", html, re.S)
+    style = re.search(r"<style>(.*?)</style>", html, re.S)
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert script and style and csp
+    policy = csp.group(1).replace("&#39;", "'")
+    assert f"script-src {csp_hash(script.group(1))};" in policy
+    assert f"style-src {csp_hash(style.group(1))};" in policy
+    assert "default-src 'none'" in policy
+    assert "unsafe-inline" not in policy
+
+
+def test_answers_are_capped_and_groups_counted() -> None:
+    long = page("x" * (ANSWER_LIMIT * 3))
+    assert "x" * (ANSWER_LIMIT + 1) not in long
+    assert f"Cut to {ANSWER_LIMIT} characters" in long
+    today = run(*(answer(f"answer {i}", i) for i in range(MAX_GROUPS + 3)))
+    many = render_html([HtmlPair("demo", "gpt-4o", today)], verdict="ok")
+    assert "3 more distinct answers not shown" in many
+
+
+def test_identical_answers_are_grouped_with_their_count() -> None:
+    html = page("same text", samples=4)
+    assert html.count("<pre>same text</pre>") == 1
+    assert "× 4" in html
+
+
+def test_trend_chart_is_inline_svg_with_escaped_labels() -> None:
+    trend = ScoreTrend("demo", ["abc1234", "<i>"], {"gpt-4o": [0.5, 0.9]})
+    today = run(answer("a"))
+    html = render_html([HtmlPair("demo", "gpt-4o", today)], verdict="ok", trends=[trend])
+    assert '<polyline class="line s0"' in html
+    assert "&lt;i&gt;" in html and "<i>" not in html
+
+
+def test_artifacts_link_only_for_https() -> None:
+    today = run(answer("a"))
+    pair = [HtmlPair("demo", "gpt-4o", today)]
+    assert "javascript:x" not in render_html(pair, verdict="ok", artifacts_url="javascript:x")
+    linked = render_html(pair, verdict="ok", artifacts_url="https://github.com/o/r/actions/runs/1")
+    assert 'href="https://github.com/o/r/actions/runs/1"' in linked
