@@ -62,7 +62,7 @@ def plan(prompts: Sequence[CanaryPrompt], samples: int) -> Iterator[Job]:
 
 
 async def _until_done_or_stopped(
-    workers: set[asyncio.Future[None]], stop: asyncio.Event | None
+    workers: set[asyncio.Task[None]], stop: asyncio.Event | None
 ) -> None:
     """Wait until every worker is done (a worker's exception is raised) or ``stop`` is set."""
     stopped = asyncio.ensure_future(stop.wait()) if stop is not None else None
