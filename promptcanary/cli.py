@@ -37,6 +37,7 @@ from promptcanary.core.run.options import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     RunOptions,
+    samples_problem,
 )
 from promptcanary.core.run.provider import BaseLLMProvider, MissingCredentialsError
 from promptcanary.core.sampling.pool import DEFAULT_POOL, MAX_POOL, promote
@@ -504,7 +505,10 @@ def _temperature(text: str) -> float:
 def _samples(text: str) -> int | str:
     if text.lower() == "auto":
         return "auto"
-    return _positive_int(text, "auto or an integer ≥ 1")
+    value = _positive_int(text, "auto or an integer ≥ 1")
+    if samples_problem(value) is not None:
+        raise argparse.ArgumentTypeError(f"{text!r} must be auto or at most {MAX_SAMPLES_CAP}")
+    return value
 
 
 def _sample_count(text: str) -> int:

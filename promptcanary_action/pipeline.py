@@ -52,6 +52,11 @@ class LoadedSuite:
 
 def find_suite_files(patterns: Sequence[str], base_dir: Path) -> list[Path]:
     """Expand ``config`` entries (paths or globs relative to ``base_dir``), in order, once each."""
+    if not base_dir.is_dir():
+        raise UsageError(
+            f"input 'working-directory': directory {base_dir} not found; "
+            "set it to a folder of the repository, relative to its root"
+        )
     found: list[Path] = []
     for pattern in patterns:
         matches = sorted(glob.glob(pattern, root_dir=base_dir, recursive=True))

@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from promptcanary.core.comparator import DEFAULT_THRESHOLD
-from promptcanary.core.run.options import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
+from promptcanary.core.run.options import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    samples_problem,
+)
 from promptcanary.core.run.shards import Shard, ShardError
 from promptcanary.core.sampling.pool import DEFAULT_POOL, MAX_POOL
 from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
@@ -124,15 +129,16 @@ def clean_int(
 
 
 def clean_samples(name: str, value: str) -> int | str:
-    """``auto`` (any case) or a whole number of at least 1."""
+    """``auto`` (any case) or a whole number from 1 to the cap (:func:`samples_problem`)."""
     if value.lower() == "auto":
         return "auto"
+    rule = f"must be auto or an integer ≥ 1 and ≤ {MAX_SAMPLES_CAP}"
     try:
         number = int(value)
     except ValueError:
-        raise _fail(name, value, "must be auto or an integer ≥ 1") from None
-    if number < 1:
-        raise _fail(name, value, "must be auto or an integer ≥ 1")
+        raise _fail(name, value, rule) from None
+    if samples_problem(number) is not None:
+        raise _fail(name, value, rule)
     return number
 
 

@@ -27,7 +27,7 @@ ENUMERATED = {
     "issue-on-drift": ("1", "true, false"),
 }
 BOUNDED = {
-    "samples": ("0", "must be auto or an integer ≥ 1"),
+    "samples": ("0", "must be auto or an integer ≥ 1 and ≤ 1000"),
     "max-samples": ("10000", "must be an integer ≥ 1 and ≤ 1000"),
     "concurrency": ("many", "must be an integer ≥ 1"),
     "max-retries": ("-1", "must be an integer ≥ 0"),

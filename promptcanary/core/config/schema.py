@@ -34,6 +34,7 @@ from promptcanary.core.config.source import (
 from promptcanary.core.models import CanaryPrompt, default_prompt_id
 from promptcanary.core.probes import BaseProbe, ProbeRegistry
 from promptcanary.core.probes.registry import ProbeClass, registry_or_active
+from promptcanary.core.run.options import samples_problem
 from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.spec import (
     MODEL_KEYS,
@@ -85,9 +86,10 @@ class _DefaultsDoc(_Doc):
     @field_validator("samples")
     @classmethod
     def _auto_or_count(cls, value: int | str | None) -> int | str | None:
-        if value is None or value == "auto" or (isinstance(value, int) and value >= 1):
+        problem = None if value is None else samples_problem(value)
+        if problem is None:
             return value
-        raise ValueError(f"must be 'auto' or a whole number of at least 1, got {value!r}")
+        raise ValueError(problem)
 
     @model_validator(mode="after")
     def _bounds_in_order(self) -> _DefaultsDoc:

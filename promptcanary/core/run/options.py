@@ -7,7 +7,7 @@ from pathlib import Path
 
 from promptcanary.core.run.shards import Shard
 from promptcanary.core.sampling.pool import DEFAULT_POOL
-from promptcanary.core.sampling.sequential import MAX_SAMPLES, MIN_SAMPLES, Policy
+from promptcanary.core.sampling.sequential import MAX_SAMPLES, MAX_SAMPLES_CAP, MIN_SAMPLES, Policy
 from promptcanary.core.spec import AUTO, RunDefaults
 
 DEFAULT_CONCURRENCY = 8
@@ -19,6 +19,21 @@ DEFAULT_MAX_RETRIES = 3
 
 
 _DEFAULTABLE = tuple(f.name for f in fields(RunDefaults))
+
+
+def samples_problem(value: object) -> str | None:
+    """Why ``value`` is not a valid ``samples`` (``None`` if it is): ``auto`` or 1 … the cap.
+
+    The one rule for the suite's ``defaults:``, the action's input and the CLI flag: a fixed
+    run is capped like ``max-samples``, so a typo (``samples: 1000000``) cannot ask millions.
+    """
+    if value == AUTO:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"must be 'auto' or a whole number, got {value!r}"
+    if not 1 <= value <= MAX_SAMPLES_CAP:
+        return f"must be 'auto' or a whole number from 1 to {MAX_SAMPLES_CAP}, got {value}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -54,11 +69,9 @@ class RunOptions(RunDefaults):
         return replace(self, **update) if update else self
 
     def __post_init__(self) -> None:
-        if self.samples is not None and self.samples != AUTO:
-            if isinstance(self.samples, bool) or not isinstance(self.samples, int):
-                raise ValueError(f"samples must be 'auto' or a whole number, got {self.samples!r}")
-            if self.samples < 1:
-                raise ValueError(f"samples must be 'auto' or at least 1, got {self.samples}")
+        problem = None if self.samples is None else samples_problem(self.samples)
+        if problem is not None:
+            raise ValueError(f"samples {problem}")
         if self.baseline_pool < 1:
             raise ValueError(f"baseline_pool must be at least 1, got {self.baseline_pool}")
 

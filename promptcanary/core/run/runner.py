@@ -13,7 +13,7 @@ import asyncio
 import random
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -139,7 +139,7 @@ class _Asking:
     stream: TextIO | None
     stop: asyncio.Event | None
 
-    async def answer(self, jobs: list[Job], progress: RunProgress) -> list[LLMResponse]:
+    async def answer(self, jobs: Iterable[Job], progress: RunProgress) -> list[LLMResponse]:
         try:
             return await self.session.answer(jobs, progress, stop=self.stop)
         finally:
@@ -154,7 +154,8 @@ async def _answer(
     if not options.adaptive:
         # ``samples: N``: every prompt N times, one progress bar.
         jobs = plan(asking.prompts, options.sample_count)
-        progress = RunProgress(len(jobs), stream=asking.stream, enabled=options.show_progress)
+        total = len(asking.prompts) * options.sample_count
+        progress = RunProgress(total, stream=asking.stream, enabled=options.show_progress)
         responses = await asking.answer(jobs, progress)
         return responses, score_responses(asking.suite, responses), None
     answers = await answer_adaptive(asking, baseline)

@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse
 from promptcanary.core.run.options import RunOptions
@@ -57,9 +56,30 @@ class Job:
     sample: int
 
 
-def plan(prompts: Sequence[CanaryPrompt], samples: int) -> list[Job]:
-    """Samples 0 … ``samples - 1`` of every prompt, in suite order."""
-    return [Job(p, i) for p in prompts for i in range(samples)]
+def plan(prompts: Sequence[CanaryPrompt], samples: int) -> Iterator[Job]:
+    """Samples 0 … ``samples - 1`` of every prompt, in suite order, made as they are asked for."""
+    return (Job(p, i) for p in prompts for i in range(samples))
+
+
+async def _until_done_or_stopped(
+    workers: set[asyncio.Task[None]], stop: asyncio.Event | None
+) -> None:
+    """Wait until every worker is done (a worker's exception is raised) or ``stop`` is set."""
+    stopped = asyncio.ensure_future(stop.wait()) if stop is not None else None
+    running = set(workers)
+    try:
+        while running:
+            watched = running | ({stopped} if stopped is not None else set())
+            done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+            for task in done & running:
+                running.discard(task)
+                task.result()
+            if stopped is not None and stopped in done:
+                return
+    finally:
+        if stopped is not None:
+            stopped.cancel()
+            await asyncio.gather(stopped, return_exceptions=True)
 
 
 class RunSession:
@@ -89,7 +109,8 @@ class RunSession:
             sleep=sleep,
             rng=rng or random.Random(),
         )
-        self._semaphore = asyncio.Semaphore(max(1, options.concurrency))
+        self._workers = max(1, options.concurrency)
+        self._semaphore = asyncio.Semaphore(self._workers)
 
     def provider_for(self, sample: int) -> BaseLLMProvider:
         """Sample i asks with seed + i, so repeated samples differ where seeds are honoured.
@@ -105,43 +126,54 @@ class RunSession:
         return self._clones[sample]
 
     async def answer(
-        self, jobs: Sequence[Job], progress: RunProgress, *, stop: asyncio.Event | None = None
+        self, jobs: Iterable[Job], progress: RunProgress, *, stop: asyncio.Event | None = None
     ) -> list[LLMResponse]:
         """One response per job, in the jobs' order whatever order they finish in; once ``stop``
-        is set, no more requests: unanswered jobs are errored (:data:`STOPPED_ERROR`)."""
+        is set, no more requests: unanswered jobs are errored (:data:`STOPPED_ERROR`).
 
-        async def one(job: Job) -> LLMResponse:
-            # The slot is held through backoff sleeps: under a rate limit, freeing it would only
-            # let another request hit the same limit.
-            async with self._semaphore:
-                response = await self._call(
-                    self.provider_for(job.sample),
-                    job.prompt,
-                    self.suite.system_prompt_for(job.prompt),
-                    job.sample,
-                )
-            progress.advance(errored=response.errored, retries=response.retries)
-            return response
+        ``concurrency`` workers pull the jobs one at a time, so what is alive before the answers
+        arrive does not grow with the number of jobs (``samples``)."""
+        pending = enumerate(jobs)
+        answered: dict[int, LLMResponse] = {}
+        asked: dict[int, Job] = {}
 
-        tasks = [asyncio.ensure_future(one(job)) for job in jobs]
-        if stop is None:
-            return list(await asyncio.gather(*tasks))
-        everything: asyncio.Future[Any] = asyncio.gather(*tasks)
-        stopped: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({everything, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        stopped.cancel()
-        if not everything.done():
-            # Stopped (e.g. the job is cancelled): in-flight requests are abandoned, and each
-            # unanswered job becomes an errored response, so what was answered is kept.
-            for task in tasks:
+        async def worker() -> None:
+            for index, job in pending:
+                asked[index] = job
+                answered[index] = await self._one(job, progress)
+                del asked[index]
+
+        workers = {asyncio.ensure_future(worker()) for _ in range(self._workers)}
+        try:
+            await _until_done_or_stopped(workers, stop)
+        finally:
+            for task in workers:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            # Every worker's outcome is retrieved, so a stopped run logs no stray traceback.
+            await asyncio.gather(*workers, return_exceptions=True)
+        # Stopped: in-flight requests were abandoned; they and the jobs never pulled become
+        # errored responses, so what was answered is kept.
+        unanswered = {**asked, **dict(pending)}
+        total = len(answered) + len(unanswered)
         return [
-            task.result()
-            if not task.cancelled()
-            else self._call.errored(job.prompt, job.sample, 0, STOPPED_ERROR)
-            for task, job in zip(tasks, jobs, strict=True)
+            answered[i]
+            if i in answered
+            else self._call.errored(unanswered[i].prompt, unanswered[i].sample, 0, STOPPED_ERROR)
+            for i in range(total)
         ]
+
+    async def _one(self, job: Job, progress: RunProgress) -> LLMResponse:
+        # The slot is held through backoff sleeps: under a rate limit, freeing it would only
+        # let another request hit the same limit.
+        async with self._semaphore:
+            response = await self._call(
+                self.provider_for(job.sample),
+                job.prompt,
+                self.suite.system_prompt_for(job.prompt),
+                job.sample,
+            )
+        progress.advance(errored=response.errored, retries=response.retries)
+        return response
 
     async def aclose(self) -> None:
         await self._provider.aclose()

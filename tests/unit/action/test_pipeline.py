@@ -471,3 +471,10 @@ def test_the_samples_input_overrides_the_suite_default_even_when_it_is_1(
     pair = pair_run(DictBackend(), act=PR, settings=settings, suite=loaded(text))
     assert pair.run.provenance.samples == expected
     assert [r.sample for r in pair.run.responses_for("p1")] == list(range(expected))
+
+
+def test_a_missing_working_directory_is_named_as_the_input_at_fault(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    with pytest.raises(UsageError) as info:
+        find_suite_files(["canaries/*.yaml"], missing)
+    assert str(info.value).startswith(f"input 'working-directory': directory {missing} not found")

@@ -30,9 +30,10 @@ CHOICES = {
 
 # (input, field, a valid value, its parsed value, an invalid value, the rule the message states)
 NUMBERS = [
-    ("samples", "samples", "1", 1, "0", "must be auto or an integer ≥ 1"),
-    ("samples", "samples", "12", 12, "1.5", "must be auto or an integer ≥ 1"),
-    ("samples", "samples", "Auto", "auto", "-3", "must be auto or an integer ≥ 1"),
+    ("samples", "samples", "1", 1, "0", "must be auto or an integer ≥ 1 and ≤ 1000"),
+    ("samples", "samples", "12", 12, "1.5", "must be auto or an integer ≥ 1 and ≤ 1000"),
+    ("samples", "samples", "Auto", "auto", "-3", "must be auto or an integer ≥ 1 and ≤ 1000"),
+    ("samples", "samples", "1000", 1000, "1000000", "must be auto or an integer ≥ 1 and ≤ 1000"),
     ("min-samples", "min_samples", "1", 1, "0", "must be an integer ≥ 1 and ≤ 1000"),
     ("max-samples", "max_samples", "1000", 1000, "10000", "must be an integer ≥ 1 and ≤ 1000"),
     ("baseline-pool", "baseline_pool", "1", 1, "0", "must be an integer ≥ 1 and ≤ 100"),
@@ -148,7 +149,7 @@ def test_numbers_outside_bounds_name_the_input_and_the_range(
 def test_the_documented_samples_message() -> None:
     with pytest.raises(InputError) as caught:
         Settings.from_environ({"INPUT_SAMPLES": "0"})
-    assert str(caught.value) == "input 'samples': '0' must be auto or an integer ≥ 1"
+    assert str(caught.value) == "input 'samples': '0' must be auto or an integer ≥ 1 and ≤ 1000"
 
 
 @pytest.mark.parametrize(("name", "attr"), BOOLS)

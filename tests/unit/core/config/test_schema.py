@@ -568,3 +568,9 @@ def test_dict_source_has_no_line() -> None:
     assert str(info.value).startswith("<dict>: unknown probe type 'zzz'. Valid types: ")
     with pytest.raises(SuiteConfigError, match="top level of a suite must be a mapping"):
         suite_from_dict(["not", "a", "mapping"])
+
+
+def test_defaults_samples_above_the_cap_name_the_field_and_the_cap(tmp_path: Path) -> None:
+    error = load_error(tmp_path, SPEC_EXAMPLE + "defaults:\n  samples: 1000000\n")
+    assert error.line == 14
+    assert "from 1 to 1000, got 1000000" in error.message

@@ -458,3 +458,30 @@ def test_a_later_round_runs_further_samples_for_a_subset_of_prompts() -> None:
     seeds = {(pid, sample): c.seed for pid, sample, c, _ in provider.calls.log}
     assert seeds[("p1", 2)] == 12 and seeds[("p1", 3)] == 13
     assert len(provider.calls.log) == 8
+
+
+def test_tasks_alive_stay_bounded_by_concurrency_whatever_the_samples() -> None:
+    alive: list[int] = []
+
+    async def answer(prompt: CanaryPrompt, sample: int, attempt: int) -> str:
+        alive.append(len(asyncio.all_tasks()))
+        await asyncio.sleep(0)
+        return "answer"
+
+    provider = FakeProvider(answer)
+
+    result = run(make_suite(3), provider, concurrency=2, samples=200)
+
+    assert len(result.llm_responses) == 600
+    assert [(r.prompt_id, r.sample) for r in result.llm_responses] == [
+        (f"p{p}", i) for p in range(3) for i in range(200)
+    ]
+    # Workers and their requests' timeout guards, plus the run itself: never one per job.
+    assert len(alive) == 600
+    assert max(alive) <= 2 * 2 + 4
+
+
+def test_samples_above_the_cap_are_refused() -> None:
+    assert RunOptions(samples=1000).samples == 1000
+    with pytest.raises(ValueError, match="from 1 to 1000, got 1000000"):
+        RunOptions(samples=1000000)
