@@ -345,3 +345,28 @@ def test_invalid_sampling_flags_exit_2(workdir: Path, flags: list[str], message:
     done = cli("run", "--config", "canary.yaml", "--replay", "good.jsonl", *flags, cwd=workdir)
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_report_into_a_closed_pipe_ends_quietly_with_141(workdir: Path) -> None:
+    done = cli(
+        "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--output-json",
+        "run.json", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run = json.loads((workdir / "run.json").read_text(encoding="utf-8"))
+    run["probe_results"] = run["probe_results"] * 2000  # far more than a pipe buffer holds
+    (workdir / "big.json").write_text(json.dumps(run), encoding="utf-8")
+    environ = {**os.environ, "PYTHONPATH": str(ROOT)}
+    reader = subprocess.Popen(
+        ["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
+    )
+    assert reader.stdin is not None
+    writer = subprocess.run(
+        [sys.executable, "-m", "promptcanary", "report", "big.json", "--format", "json"],
+        cwd=workdir, env=environ, stdout=reader.stdin, stderr=subprocess.PIPE, text=True,
+        timeout=60,
+    )  # fmt: skip
+    reader.stdin.close()
+    reader.wait(timeout=60)
+    assert writer.stderr == ""
+    assert writer.returncode == 141
