@@ -1,0 +1,33 @@
+"""core/render/terminal.py: a run and a drift report as plain text."""
+
+from __future__ import annotations
+
+from promptcanary.core.models import CanaryRunResult, ProbeResult, ProviderConfig
+from promptcanary.core.render.terminal import format_run
+
+
+def _result(prompt: str, probe: str, sample: int, passed: bool) -> ProbeResult:
+    return ProbeResult(
+        probe_id=probe,
+        prompt_id=prompt,
+        passed=passed,
+        score=1.0 if passed else 0.0,
+        details="missing Paris",
+        sample=sample,
+    )
+
+
+def test_failed_list_groups_a_failures_samples_into_one_line_with_the_count() -> None:
+    results = [_result("capital", "keywords", sample, passed=False) for sample in range(3)] + [
+        _result("json", "schema", 0, passed=False),
+        _result("json", "schema", 1, passed=True),
+    ]
+    run = CanaryRunResult(
+        suite_name="demo", provider=ProviderConfig(model_id="m"), probe_results=results
+    )
+    lines = format_run(run).splitlines()
+    failures = [line for line in lines if line.startswith("  ")]
+    assert failures == [
+        "  capital / keywords (3 samples)  0.000  missing Paris",
+        "  json / schema  0.000  missing Paris",
+    ]
