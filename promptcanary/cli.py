@@ -142,8 +142,12 @@ def _import_probe_modules(entries: Sequence[str]) -> None:
 
 def _load_suite(path: str) -> SuiteSpec:
     from promptcanary.core.config.schema import load_suite
+    from promptcanary.core.config.source import SuiteFileNotFoundError
 
-    return load_suite(path)
+    try:
+        return load_suite(path)
+    except SuiteFileNotFoundError as exc:
+        raise CliError(f"{exc}; write a starter suite with `promptcanary init`") from None
 
 
 def _models(

@@ -370,3 +370,10 @@ def test_report_into_a_closed_pipe_ends_quietly_with_141(workdir: Path) -> None:
     reader.wait(timeout=60)
     assert writer.stderr == ""
     assert writer.returncode == 141
+
+
+def test_run_without_a_suite_suggests_promptcanary_init(tmp_path: Path) -> None:
+    done = cli("run", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "canary.yaml" in done.stderr
+    assert "promptcanary init" in done.stderr

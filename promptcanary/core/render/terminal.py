@@ -29,6 +29,10 @@ def _short(text: str, limit: int = _DETAILS_LIMIT) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _count(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def _failure_lines(failed: Sequence[ProbeResult]) -> list[str]:
     """One line per failed probe of a prompt: its samples counted, not repeated."""
     groups: dict[tuple[str, str], list[ProbeResult]] = {}
@@ -48,8 +52,8 @@ def format_run(run: CanaryRunResult) -> str:
     """One run as plain text: the scores, then every failed and errored result."""
     lines = [
         f"{run.suite_name} on {run.provider.model_id}: score {run.overall_score:.3f}, "
-        f"pass rate {run.pass_rate:.0%} ({len(run.probe_results)} results, "
-        f"{len(run.prompt_ids)} prompts, {run.error_count} errored)"
+        f"pass rate {run.pass_rate:.0%} ({_count(len(run.probe_results), 'result')}, "
+        f"{_count(len(run.prompt_ids), 'prompt')}, {run.error_count} errored)"
     ]
     failed = run.failed_probes
     if failed:

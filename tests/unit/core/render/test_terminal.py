@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from promptcanary.core.models import CanaryRunResult, ProbeResult, ProviderConfig
+from promptcanary.core.models import CanaryRunResult, LLMResponse, ProbeResult, ProviderConfig
 from promptcanary.core.render.terminal import format_run
 
 
@@ -31,3 +31,14 @@ def test_failed_list_groups_a_failures_samples_into_one_line_with_the_count() ->
         "  capital / keywords (3 samples)  0.000  missing Paris",
         "  json / schema  0.000  missing Paris",
     ]
+
+
+def test_run_line_pluralises_one_prompt_and_one_result() -> None:
+    run = CanaryRunResult(
+        suite_name="demo",
+        provider=ProviderConfig(model_id="m"),
+        probe_results=[_result("capital", "keywords", 0, passed=True)],
+        llm_responses=[LLMResponse(prompt_id="capital", provider_model_id="m", content="Paris")],
+    )
+    first = format_run(run).splitlines()[0]
+    assert "(1 result, 1 prompt, 0 errored)" in first
