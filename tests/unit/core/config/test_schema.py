@@ -568,3 +568,9 @@ def test_dict_source_has_no_line() -> None:
     assert str(info.value).startswith("<dict>: unknown probe type 'zzz'. Valid types: ")
     with pytest.raises(SuiteConfigError, match="top level of a suite must be a mapping"):
         suite_from_dict(["not", "a", "mapping"])
+
+
+def test_unknown_probe_type_points_to_probe_module_and_probe_modules(tmp_path: Path) -> None:
+    error = load_error(tmp_path, SPEC_EXAMPLE.replace("type: json_validity", "type: my_probe"))
+    assert "--probe-module" in str(error)
+    assert "probe-modules" in str(error)
