@@ -143,8 +143,12 @@ def _import_probe_modules(entries: Sequence[str]) -> None:
 
 def _load_suite(path: str) -> SuiteSpec:
     from promptcanary.core.config.schema import load_suite
+    from promptcanary.core.config.source import SuiteFileNotFoundError
 
-    return load_suite(path)
+    try:
+        return load_suite(path)
+    except SuiteFileNotFoundError as exc:
+        raise CliError(f"{exc}; write a starter suite with `promptcanary init`") from None
 
 
 def _models(
@@ -660,6 +664,20 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return cmd_report(args, out)
 
 
+EXIT_SIGPIPE = 141  # what a shell reports for a writer ended by SIGPIPE (128 + 13)
+
+
+def _closed_stdout() -> int:
+    """End quietly with 141 after the reader closed stdout, like ``cat`` or ``yes``."""
+    import os
+
+    # Point stdout at /dev/null so the interpreter's final flush does not fail a second time.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_SIGPIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line, run the command, map known failures to exit codes."""
     out, err = sys.stdout, sys.stderr
@@ -678,6 +696,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, message = EXIT_USAGE, str(exc)
     except MissingCredentialsError as exc:
         code, message = EXIT_UNTRUSTED, str(exc)
+    except BrokenPipeError:  # `promptcanary report … | head`: the reader has what it wanted
+        return _closed_stdout()
     except ValidationError as exc:  # e.g. a model entry's temperature outside [0, 2]
         first = exc.errors()[0]
         code, message = (

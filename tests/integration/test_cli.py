@@ -378,3 +378,35 @@ def test_report_html_from_stored_files_and_view_finds_the_latest(workdir: Path) 
     viewed = cli("view", "--print", cwd=workdir)
     assert viewed.returncode == 0, viewed.stderr
     assert viewed.stdout.strip() == str(page.resolve())
+
+
+def test_report_into_a_closed_pipe_ends_quietly_with_141(workdir: Path) -> None:
+    done = cli(
+        "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--output-json",
+        "run.json", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run = json.loads((workdir / "run.json").read_text(encoding="utf-8"))
+    run["probe_results"] = run["probe_results"] * 2000  # far more than a pipe buffer holds
+    (workdir / "big.json").write_text(json.dumps(run), encoding="utf-8")
+    environ = {**os.environ, "PYTHONPATH": str(ROOT)}
+    reader = subprocess.Popen(
+        ["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
+    )
+    assert reader.stdin is not None
+    writer = subprocess.run(
+        [sys.executable, "-m", "promptcanary", "report", "big.json", "--format", "json"],
+        cwd=workdir, env=environ, stdout=reader.stdin, stderr=subprocess.PIPE, text=True,
+        timeout=60,
+    )  # fmt: skip
+    reader.stdin.close()
+    reader.wait(timeout=60)
+    assert writer.stderr == ""
+    assert writer.returncode == 141
+
+
+def test_run_without_a_suite_suggests_promptcanary_init(tmp_path: Path) -> None:
+    done = cli("run", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "canary.yaml" in done.stderr
+    assert "promptcanary init" in done.stderr

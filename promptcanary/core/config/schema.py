@@ -296,6 +296,8 @@ def _build_probe(
             f"unknown probe type {probe_type!r}{_suggest(probe_type, registry.names) or '.'} "
             f"Valid types: {', '.join(registry.names)}",
             loc,
+            hint="a custom probe registers when its module is loaded: --probe-module (CLI), "
+            "the probe-modules input (action)",
         )
     explicit_id = entry.get("id")
     if "id" in entry and (not isinstance(explicit_id, str) or not explicit_id):

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from promptcanary.core.models import CanaryRunResult, DriftReport, ProbeComparison
+from promptcanary.core.models import (
+    CanaryRunResult,
+    DriftReport,
+    ProbeComparison,
+    ProbeResult,
+)
 from promptcanary.core.render.markdown import sanitize
 
 _DETAILS_LIMIT = 160
@@ -24,18 +29,36 @@ def _short(text: str, limit: int = _DETAILS_LIMIT) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _count(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _failure_lines(failed: Sequence[ProbeResult]) -> list[str]:
+    """One line per failed probe of a prompt: its samples counted, not repeated."""
+    groups: dict[tuple[str, str], list[ProbeResult]] = {}
+    for r in failed:
+        groups.setdefault((r.prompt_id, r.probe_key), []).append(r)
+    lines = []
+    for (prompt_id, probe_key), results in groups.items():
+        mean = sum(r.score for r in results) / len(results)
+        times = f" ({len(results)} samples)" if len(results) > 1 else ""
+        lines.append(
+            f"  {prompt_id} / {probe_key}{times}  {mean:.3f}  {_short(results[0].details)}"
+        )
+    return lines
+
+
 def format_run(run: CanaryRunResult) -> str:
     """One run as plain text: the scores, then every failed and errored result."""
     lines = [
         f"{run.suite_name} on {run.provider.model_id}: score {run.overall_score:.3f}, "
-        f"pass rate {run.pass_rate:.0%} ({len(run.probe_results)} results, "
-        f"{len(run.prompt_ids)} prompts, {run.error_count} errored)"
+        f"pass rate {run.pass_rate:.0%} ({_count(len(run.probe_results), 'result')}, "
+        f"{_count(len(run.prompt_ids), 'prompt')}, {run.error_count} errored)"
     ]
     failed = run.failed_probes
     if failed:
         lines.append(f"Failed ({len(failed)}):")
-        for r in failed:
-            lines.append(f"  {r.prompt_id} / {r.probe_key}  {r.score:.3f}  {_short(r.details)}")
+        lines += _failure_lines(failed)
     errored = [r for r in run.llm_responses if r.errored]
     if errored:
         lines.append(f"Errored ({len(errored)}):")

@@ -574,3 +574,9 @@ def test_defaults_samples_above_the_cap_name_the_field_and_the_cap(tmp_path: Pat
     error = load_error(tmp_path, SPEC_EXAMPLE + "defaults:\n  samples: 1000000\n")
     assert error.line == 14
     assert "from 1 to 1000, got 1000000" in error.message
+
+
+def test_unknown_probe_type_points_to_probe_module_and_probe_modules(tmp_path: Path) -> None:
+    error = load_error(tmp_path, SPEC_EXAMPLE.replace("type: json_validity", "type: my_probe"))
+    assert "--probe-module" in str(error)
+    assert "probe-modules" in str(error)
