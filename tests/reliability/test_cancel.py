@@ -82,3 +82,32 @@ def test_the_same_push_uncancelled_promotes(harness: ActionHarness, tmp_path: Pa
     assert result.returncode == 0, result.log
     assert list((harness.workspace / "baselines").rglob("*.json"))
     assert result.outputs.get("baseline-status") == "created"
+
+
+def test_a_cancelled_run_with_the_most_samples_exits_cancelled_with_its_report(
+    harness: ActionHarness,
+) -> None:
+    # samples at the cap: 2 × 1000 jobs. The step must stop as promptly as a small run (the
+    # subprocess timeout catches a hang) and log no asyncio traceback.
+    harness.write("canary.yaml", suite_text("Cancel", harness.llm.url, keyword_prompts(2)))
+    harness.llm.default(content="a canary", latency=0.05)
+    result = signal_action(
+        harness.tmp_path / "cancel-large",
+        when=lambda: harness.llm.request_count >= 40,
+        signum=signal.SIGTERM,
+        inputs={**FAST_INPUTS, "samples": "1000"},
+        event_name="pull_request",
+        event=pr_event(),
+        workspace=harness.workspace,
+        env=harness.env,
+        github_api_url=harness.github.url,
+        timeout=120,
+    )
+
+    assert result.returncode == 4, result.log
+    run = run_json(result)
+    assert "SIGTERM" in run["incomplete"]
+    assert len(run["llm_responses"]) == 2000
+    assert STOPPED_ERROR in {r["error"] for r in run["llm_responses"]}
+    assert "Traceback" not in result.stderr
+    assert "never retrieved" not in result.stderr
