@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from promptcanary.core.models import CanaryRunResult, DriftReport, ProbeComparison
+from promptcanary.core.models import CanaryRunResult, DriftReport, ProbeComparison, ProbeResult
 from promptcanary.core.render.markdown import sanitize
 
 _DETAILS_LIMIT = 160
@@ -24,18 +24,32 @@ def _short(text: str, limit: int = _DETAILS_LIMIT) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _grouped(results: list[ProbeResult]) -> list[list[ProbeResult]]:
+    """Failed results by (prompt, probe), first seen first: one line per failure, not per
+    sample (the first sample's score and details stand for the group)."""
+    groups: dict[tuple[str, str], list[ProbeResult]] = {}
+    for r in results:
+        groups.setdefault((r.prompt_id, r.probe_key), []).append(r)
+    return list(groups.values())
+
+
 def format_run(run: CanaryRunResult) -> str:
     """One run as plain text: the scores, then every failed and errored result."""
+    score = "–" if run.overall_score is None else f"{run.overall_score:.3f}"
+    rate = "–" if run.pass_rate is None else f"{run.pass_rate:.0%}"
     lines = [
-        f"{run.suite_name} on {run.provider.model_id}: score {run.overall_score:.3f}, "
-        f"pass rate {run.pass_rate:.0%} ({len(run.probe_results)} results, "
+        f"{run.suite_name} on {run.provider.model_id}: score {score}, "
+        f"pass rate {rate} ({len(run.probe_results)} results, "
         f"{len(run.prompt_ids)} prompts, {run.error_count} errored)"
     ]
-    failed = run.failed_probes
+    failed = _grouped(run.failed_probes)
     if failed:
         lines.append(f"Failed ({len(failed)}):")
-        for r in failed:
-            lines.append(f"  {r.prompt_id} / {r.probe_key}  {r.score:.3f}  {_short(r.details)}")
+        for group in failed:
+            r, times = group[0], f" (×{len(group)})" if len(group) > 1 else ""
+            lines.append(
+                f"  {r.prompt_id} / {r.probe_key}{times}  {r.score:.3f}  {_short(r.details)}"
+            )
     errored = [r for r in run.llm_responses if r.errored]
     if errored:
         lines.append(f"Errored ({len(errored)}):")
