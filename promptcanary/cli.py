@@ -365,6 +365,15 @@ def cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
         atomic_write_text(Path(args.output_json), render_json(report) + "\n")
     if args.update_baseline != "never" and evaluation.promotion.allowed:
         _save_baseline(promote(evaluation.run, evaluation.baseline), args, out)
+    if evaluation.untrustworthy:
+        # Errored answers are not regressions: "0 regressions" from an outage proves nothing.
+        run = evaluation.run
+        print(
+            f"Untrustworthy run: {run.error_count} of {len(run.llm_responses)} responses "
+            f"errored (--max-error-rate {args.max_error_rate:g}); nothing to gate on.",
+            file=out,
+        )
+        return EXIT_UNTRUSTED
     return EXIT_GATE if evaluation.gate_failed else EXIT_OK
 
 

@@ -164,8 +164,10 @@ def combined_status(pairs: list[PairOutcome]) -> str:
     return next((s.value for s in _STATUS_PRIORITY if s in statuses), BaselineStatus.MISSING.value)
 
 
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+def _mean(values: list[float | None]) -> float | None:
+    """The mean over the pairs that have a figure (an unscored run has none)."""
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
 
 
 def _fmt(value: float | None) -> str:

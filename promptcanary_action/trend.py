@@ -80,7 +80,7 @@ def _promotions(records: Sequence[Mapping[str, Any]]) -> list[_Promotion]:
 def build_trend(
     suite_name: str,
     histories: Mapping[str, Sequence[Mapping[str, Any]]],
-    current: Mapping[str, float],
+    current: Mapping[str, float | None],
     points: int = DEFAULT_TREND_POINTS,
 ) -> Trend | None:
     """The suite's trend; None when no model of ``current`` has a usable history (no chart).
@@ -88,7 +88,9 @@ def build_trend(
     ``histories``: model id → its history records, oldest first. ``current``: model id → the
     current run's overall score. ``points``: promoted baselines kept (the newest ones).
     """
-    per_model = {m: _promotions(histories.get(m, ())) for m in current}
+    # A model whose current run scored nothing has no current point: it is not charted.
+    scores = {m: s for m, s in current.items() if s is not None}
+    per_model = {m: _promotions(histories.get(m, ())) for m in scores}
     per_model = {m: p for m, p in per_model.items() if p}
     if not per_model or points < 1:
         return None
@@ -110,7 +112,7 @@ def build_trend(
     first_full = max(next(i for i, v in enumerate(c) if v is not None) for c in columns.values())
     start = max(first_full, len(events) - points)
     labels = [*_unique([e.label for e in events[start:]]), CURRENT_LABEL]
-    series = {m: [*(v for v in c[start:] if v is not None), current[m]] for m, c in columns.items()}
+    series = {m: [*(v for v in c[start:] if v is not None), scores[m]] for m, c in columns.items()}
     return Trend(suite_name, labels, series)
 
 

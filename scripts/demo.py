@@ -115,9 +115,11 @@ def main(argv: list[str] | None = None) -> int:
 
     for number, sha in enumerate(PUSHES):
         push = _run(loaded, "baseline.jsonl", on_push, settings=settings, backend=backend, sha=sha)
+        score = push.run.overall_score
+        shown = "–" if score is None else f"{score:.3f}"
         print(
             f"1.{number + 1} push {sha[:7]} to main: {push.suite_name} on {MODEL} "
-            f"(baseline.jsonl) scored {push.run.overall_score:.3f}; baseline "
+            f"(baseline.jsonl) scored {shown}; baseline "
             f"{push.baseline_status.value} ({Path(push.baseline_location or '').relative_to(out)})"
         )
 

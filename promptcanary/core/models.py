@@ -11,6 +11,7 @@ import hashlib
 import re
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
@@ -402,17 +403,34 @@ class CanaryRunResult(BaseModel):
     def _scored(self) -> list[ProbeResult]:
         return [r for r in self.probe_results if not r.errored]
 
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def overall_score(self) -> float:
-        """Mean score across all probe results. Returns 1.0 if no probes ran."""
-        return _mean([r.score for r in self._scored()])
+    def _per_prompt(self, value: Callable[[ProbeResult], float]) -> float | None:
+        """The headline figure: each prompt's mean ``value`` over its scored results, then the
+        mean over prompts, so that a prompt ``samples: auto`` asked more does not weigh more.
+        ``None`` when nothing was scored (an all-errored run measured nothing)."""
+        per_prompt: dict[str, list[float]] = defaultdict(list)
+        for r in self._scored():
+            per_prompt[r.prompt_id].append(value(r))
+        if not per_prompt:
+            return None
+        return sum(sum(v) / len(v) for v in per_prompt.values()) / len(per_prompt)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def pass_rate(self) -> float:
-        """Fraction of probes that passed. Returns 1.0 if no probes ran."""
-        return _mean([1.0 if r.passed else 0.0 for r in self._scored()])
+    def overall_score(self) -> float | None:
+        """Mean over prompts of each prompt's mean score; ``None`` when nothing was scored."""
+        return self._per_prompt(lambda r: r.score)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pass_rate(self) -> float | None:
+        """Mean over prompts of each prompt's share of passed results; ``None`` when nothing
+        was scored."""
+        return self._per_prompt(lambda r: 1.0 if r.passed else 0.0)
+
+    @property
+    def scored(self) -> bool:
+        """True when at least one result was scored: a run with none has measured nothing."""
+        return bool(self._scored())
 
     @property
     def failed_probes(self) -> list[ProbeResult]:

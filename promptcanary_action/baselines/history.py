@@ -17,6 +17,10 @@ HISTORY_KEEP = 200
 """Lines a bounded history keeps: enough for the longest trend chart (``trend-points``)."""
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
 def history_record(
     snapshot: BaselineSnapshot,
     *,
@@ -34,8 +38,8 @@ def history_record(
         "ref": ref,
         "snapshot_id": snapshot.snapshot_id,
         "model": snapshot.provider.model_id,
-        "overall_score": round(run.overall_score, 4),
-        "pass_rate": round(run.pass_rate, 4),
+        "overall_score": _rounded(run.overall_score),
+        "pass_rate": _rounded(run.pass_rate),
         "prompts": len(run.prompt_ids),
         "regressions": regressions,
         "errors": run.error_count,

@@ -218,6 +218,27 @@ def test_errored_replay_above_the_error_rate_exits_3(workdir: Path) -> None:
     assert "upstream failed" in done.stdout
 
 
+def test_an_all_errored_run_has_no_score_and_exits_3_in_run_and_compare(workdir: Path) -> None:
+    run_and_save_baseline(workdir)
+    lines = [json.dumps({"prompt_id": p, "error": "HTTP 500: upstream failed"}) for p in GOOD]
+    (workdir / "broken.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = cli(
+        "run", "--config", "canary.yaml", "--replay", "broken.jsonl", "--max-error-rate", "1",
+        "--output-json", "unreach.json", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "score –, pass rate – (" in done.stdout
+    stored = json.loads((workdir / "unreach.json").read_text(encoding="utf-8"))
+    assert (stored["overall_score"], stored["pass_rate"]) == (None, None)
+    (baseline,) = (workdir / "bl").rglob("*.json")
+    compared = cli(
+        "compare", "--baseline", str(baseline), "--current", "unreach.json",
+        "--max-error-rate", "1", cwd=workdir,
+    )  # fmt: skip
+    assert compared.returncode == 3, compared.stdout + compared.stderr
+    assert "Untrustworthy run" in compared.stdout
+
+
 def test_untrustworthy_run_is_not_saved_as_the_baseline(workdir: Path) -> None:
     # An all-errored baseline would make every later comparison "errored, not a regression":
     # the gate would pass whatever the model does.

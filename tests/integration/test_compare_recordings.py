@@ -81,7 +81,7 @@ def cli_verdict(
             *("--fail-on", fail_on, "--update-baseline", rule),
         ]
     )
-    assert code in (0, 1)
+    assert code in (0, 1, 3)  # 3: an untrustworthy run (the outage) cannot gate
     drift = json.loads((workdir / "drift.json").read_text(encoding="utf-8"))
     promoted = len(store.list_baselines()) == 2
     return drift, code == 1, promoted

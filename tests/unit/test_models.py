@@ -126,9 +126,9 @@ def response(
 
 
 class TestRunAggregates:
-    def test_empty_run_scores_one(self) -> None:
+    def test_empty_run_has_no_score(self) -> None:
         run = CanaryRunResult(suite_name="s", provider=PROVIDER)
-        assert (run.overall_score, run.pass_rate) == (1.0, 1.0)
+        assert (run.overall_score, run.pass_rate) == (None, None)
         assert run.failed_probes == [] and run.by_category == {}
 
     def test_scores_exclude_errored_results(self) -> None:
@@ -146,11 +146,27 @@ class TestRunAggregates:
         assert [r.score for r in run.failed_probes] == [0.25]
         assert [r.errored for r in run.errored_results] == [True]
 
-    def test_only_errored_results_score_one(self) -> None:
+    def test_all_errored_run_has_no_score_not_a_perfect_one(self) -> None:
         run = CanaryRunResult(
             suite_name="s", provider=PROVIDER, probe_results=[result(score=0.0, errored=True)]
         )
-        assert run.overall_score == 1.0
+        assert (run.overall_score, run.pass_rate, run.scored) == (None, None, False)
+        dumped = run.model_dump(mode="json")
+        assert (dumped["overall_score"], dumped["pass_rate"]) == (None, None)
+
+    def test_headline_figures_weigh_each_prompt_equally(self) -> None:
+        # 2 of 5 prompts pass; the 3 failing ones were asked 4 times, the passing ones once:
+        # a mean over answers would say 2/14.
+        passing = [result(prompt_id=p, score=1.0) for p in ("a", "b")]
+        failing = [result(prompt_id=p, score=0.0) for p in ("c", "d", "e") for _ in range(4)]
+        run = CanaryRunResult(suite_name="s", provider=PROVIDER, probe_results=[*passing, *failing])
+        assert run.pass_rate == pytest.approx(0.4)
+        assert run.overall_score == pytest.approx(0.4)
+
+    def test_an_old_run_document_with_stored_figures_still_loads(self) -> None:
+        run = CanaryRunResult(suite_name="s", provider=PROVIDER, probe_results=[result()])
+        old = run.model_dump(mode="json") | {"overall_score": 1.0, "pass_rate": 1.0}
+        assert CanaryRunResult.model_validate(old).probe_results == run.probe_results
 
     def test_by_category(self) -> None:
         fmt, safety = result("json_validity"), result("refusal", category=ProbeCategory.SAFETY)

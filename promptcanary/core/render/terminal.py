@@ -8,12 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from promptcanary.core.models import (
-    CanaryRunResult,
-    DriftReport,
-    ProbeComparison,
-    ProbeResult,
-)
+from promptcanary.core.models import CanaryRunResult, DriftReport, ProbeComparison, ProbeResult
 from promptcanary.core.render.markdown import sanitize
 
 _DETAILS_LIMIT = 160
@@ -50,9 +45,11 @@ def _failure_lines(failed: Sequence[ProbeResult]) -> list[str]:
 
 def format_run(run: CanaryRunResult) -> str:
     """One run as plain text: the scores, then every failed and errored result."""
+    score = "–" if run.overall_score is None else f"{run.overall_score:.3f}"
+    rate = "–" if run.pass_rate is None else f"{run.pass_rate:.0%}"
     lines = [
-        f"{run.suite_name} on {run.provider.model_id}: score {run.overall_score:.3f}, "
-        f"pass rate {run.pass_rate:.0%} ({_count(len(run.probe_results), 'result')}, "
+        f"{run.suite_name} on {run.provider.model_id}: score {score}, "
+        f"pass rate {rate} ({_count(len(run.probe_results), 'result')}, "
         f"{_count(len(run.prompt_ids), 'prompt')}, {run.error_count} errored)"
     ]
     failed = run.failed_probes

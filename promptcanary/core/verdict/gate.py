@@ -36,5 +36,6 @@ def gate_failed(report: DriftReport | None, run: CanaryRunResult, fail_on: str) 
 
 
 def untrustworthy(run: CanaryRunResult, max_error_rate: float) -> bool:
-    """More responses errored than ``max_error_rate`` allows: the run cannot gate (exit 3)."""
-    return run.error_rate > max_error_rate
+    """More responses errored than ``max_error_rate`` allows, or no result was scored at all
+    (nothing was measured): the run cannot gate (exit 3)."""
+    return run.error_rate > max_error_rate or (bool(run.probe_results) and not run.scored)

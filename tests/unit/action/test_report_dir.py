@@ -16,11 +16,14 @@ from promptcanary.core.config.schema import suite_from_text
 from promptcanary.core.models import (
     BaselineSnapshot,
     CanaryRunResult,
+    ProbeResult,
     ProviderConfig,
 )
 from promptcanary.core.suite import CanarySuite
+from promptcanary_action.baselines.history import history_record
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome, build_outcome
 from promptcanary_action.rejudge import rejudge
+from promptcanary_action.render import render_comment
 from promptcanary_action.report_dir import (
     STEP_FILE,
     combined_status,
@@ -341,3 +344,35 @@ def status_pair(status: BaselineStatus) -> PairOutcome:
 )
 def test_combined_status_is_the_least_established(statuses: list[str], expected: str) -> None:
     assert combined_status([status_pair(BaselineStatus(s)) for s in statuses]) == expected
+
+
+def _uneven_run() -> CanaryRunResult:
+    """5 prompts, 2 pass; the 3 failing ones have 4 answers each, the passing ones 1."""
+    results = [
+        ProbeResult(probe_id="kw", prompt_id=p, passed=p in "ab", score=float(p in "ab"), sample=s)
+        for p in "abcde"
+        for s in range(1 if p in "ab" else 4)
+    ]
+    return CanaryRunResult(
+        suite_name=SUITE.name, provider=ProviderConfig(model_id="m"), probe_results=results
+    )
+
+
+def test_headline_figures_weigh_each_prompt_equally_in_outputs_comment_and_history(
+    tmp_path: Path,
+) -> None:
+    run = _uneven_run()
+    unjudged = PairOutcome(
+        suite_name=SUITE.name, suite_file="canary.yaml", model="m", run=run, drift=None,
+        baseline_run=None, baseline_status=BaselineStatus.CREATED,
+    )  # fmt: skip
+    out = outcome([judged(unjudged)])
+    files = write_reports(out, tmp_path / "report", "c", "s")
+    output_file = tmp_path / "github_output"
+    output_file.touch()
+    set_outputs(Workflow(io.StringIO(), output_file), out, files)
+    values = read_outputs(output_file)
+    assert (values["overall-score"], values["pass-rate"]) == ("0.4000", "0.4000")
+    assert "| 40% |" in render_comment(out, "<!-- m -->")
+    record = history_record(BaselineSnapshot.of_run(run), sha="s", ref="main")
+    assert (record["overall_score"], record["pass_rate"]) == (0.4, 0.4)

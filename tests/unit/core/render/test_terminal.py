@@ -42,3 +42,15 @@ def test_run_line_pluralises_one_prompt_and_one_result() -> None:
     )
     first = format_run(run).splitlines()[0]
     assert "(1 result, 1 prompt, 0 errored)" in first
+
+
+PROVIDER = ProviderConfig(model_id="openai/gpt-4o-mini")
+
+
+def test_an_all_errored_run_shows_no_score() -> None:
+    errored = ProbeResult(probe_id="contains", prompt_id="p", passed=False, score=0.0, errored=True)
+    response = LLMResponse(prompt_id="p", provider_model_id=PROVIDER.model_id, error="HTTP 500")
+    run = CanaryRunResult(
+        suite_name="s", provider=PROVIDER, probe_results=[errored], llm_responses=[response]
+    )
+    assert "score –, pass rate – (1 results, 1 prompts, 1 errored)" in format_run(run)
