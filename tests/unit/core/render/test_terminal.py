@@ -53,4 +53,4 @@ def test_an_all_errored_run_shows_no_score() -> None:
     run = CanaryRunResult(
         suite_name="s", provider=PROVIDER, probe_results=[errored], llm_responses=[response]
     )
-    assert "score –, pass rate – (1 results, 1 prompts, 1 errored)" in format_run(run)
+    assert "score –, pass rate – (1 result, 1 prompt, 1 errored)" in format_run(run)
