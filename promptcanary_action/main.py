@@ -294,6 +294,11 @@ def _write_results(outcome: StepOutcome, step: _Step, workflow: Workflow) -> str
 
 def _log_outcome(outcome: StepOutcome, workflow: Workflow) -> None:
     workflow.notice(outcome.verdict, title="PromptCanary")
+    if outcome.untrustworthy:
+        # The verdict counts errored answers; the log must also say why they errored. The
+        # provider's text is untrusted: the workflow command escapes it.
+        causes = "; ".join(f"{count}× {cause[:300]}" for cause, count in outcome.error_causes())
+        workflow.warning(f"Errored answers, by cause: {causes}", title="PromptCanary: errors")
     for pair in outcome.pairs:
         # Notes too (baseline not saved, not updated, stale): a push has no comment to show them.
         for warning in [*pair.notes, *(pair.drift.warnings if pair.drift else [])]:

@@ -11,6 +11,7 @@ template change. They hold results only, never a token or an API key.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from enum import Enum, IntEnum
 from typing import Any, Literal, NamedTuple
@@ -266,6 +267,14 @@ class StepOutcome(BaseModel):
         """Baselines that exist but cannot be read: a failure (exit 2), not "no baseline yet"."""
         return [p.baseline_error for p in self.pairs if p.baseline_error]
 
+    def error_causes(self, limit: int = 3) -> list[tuple[str, int]]:
+        """The first ``limit`` distinct reasons answers errored, with how many answers each:
+        what the step log names when the run is untrustworthy."""
+        causes = Counter(
+            r.error or "unknown error" for p in self.pairs for r in p.run.llm_responses if r.errored
+        )
+        return causes.most_common(limit)
+
     @property
     def exit_code(self) -> ExitCode:
         if self.cancelled is not None:
@@ -298,7 +307,12 @@ class StepOutcome(BaseModel):
 
 
 def verdict(
-    pairs: Sequence[PairOutcome], failed: bool, untrusted: bool, cancelled: str | None = None
+    pairs: Sequence[PairOutcome],
+    failed: bool,
+    untrusted: bool,
+    cancelled: str | None = None,
+    *,
+    baselines_off: bool = False,
 ) -> str:
     if cancelled is not None:
         answered = sum(not r.errored for p in pairs for r in p.run.llm_responses)
@@ -332,6 +346,8 @@ def verdict(
     if failed:
         return "❌ Probes failed (fail-on: failure)"
     compared = sum(1 for p in pairs if p.drift is not None)
+    if compared == 0 and baselines_off:
+        return f"✅ {len(pairs)} model run(s) completed; baselines are off (`baseline: none`)"
     if compared == 0:
         return f"✅ {len(pairs)} model run(s) completed; no baseline to compare with yet"
     return f"✅ No drift in {compared} compared model run(s)"
@@ -362,7 +378,9 @@ def build_outcome(
         fail_on=settings.fail_on,
         gate_failed=failed,
         untrustworthy=untrusted,
-        verdict=verdict(pairs, failed, untrusted, cancelled),
+        verdict=verdict(
+            pairs, failed, untrusted, cancelled, baselines_off=settings.baseline == "none"
+        ),
         warnings=warnings,
         comment_id=settings.comment_id,
         repository=settings.github.repository,

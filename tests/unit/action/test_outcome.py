@@ -88,6 +88,17 @@ def test_verdict_lines() -> None:
     assert verdict([high], True, True).startswith("⚠️ Untrustworthy run: 0 response(s) errored")
 
 
+def test_with_baselines_off_the_verdict_says_so_not_that_none_exists_yet() -> None:
+    no_baseline = drifted_pair(0.0).model_copy(update={"drift": None})
+    off = dataclasses.replace(Settings(), baseline="none")
+    outcome = build_outcome([no_baseline], off, warnings=[])
+    assert outcome.verdict == "✅ 1 model run(s) completed; baselines are off (`baseline: none`)"
+    assert (
+        "no baseline to compare with yet"
+        in build_outcome([no_baseline], Settings(), warnings=[]).verdict
+    )
+
+
 def test_build_outcome_applies_settings() -> None:
     settings = dataclasses.replace(
         Settings(), fail_on="high", max_error_rate=0.5, comment_id="nightly"
