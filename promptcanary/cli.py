@@ -36,6 +36,7 @@ from promptcanary.core.run.options import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
+    RunOptionError,
     RunOptions,
     samples_problem,
 )
@@ -179,6 +180,13 @@ def _run_options(args: argparse.Namespace, target: Path | None) -> RunOptions:
     low, high = args.min_samples, args.max_samples
     if low is not None and high is not None and low > high:
         raise CliError(f"--min-samples {low} is above --max-samples {high}")
+    try:
+        return _options_of(args, target)
+    except RunOptionError as exc:
+        raise CliError(f"--{exc.field.replace('_', '-')} {exc.problem}") from None
+
+
+def _options_of(args: argparse.Namespace, target: Path | None) -> RunOptions:
     return RunOptions(
         temperature=args.temperature,
         max_tokens=args.max_tokens,

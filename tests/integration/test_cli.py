@@ -368,6 +368,23 @@ def test_invalid_sampling_flags_exit_2(workdir: Path, flags: list[str], message:
     assert message in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--timeout", "-1"], "--timeout must be a number of seconds > 0"),
+        (["--timeout", "0"], "--timeout must be a number of seconds > 0"),
+        (["--timeout", "nan"], "--timeout must be a number of seconds > 0"),
+        (["--max-retries", "-1"], "--max-retries must be 0 or more"),
+    ],
+)
+def test_the_cli_refuses_the_run_options_the_action_refuses(
+    workdir: Path, flags: list[str], message: str
+) -> None:
+    done = cli("run", "--config", "canary.yaml", "--replay", "good.jsonl", *flags, cwd=workdir)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
 def test_report_html_from_stored_files_and_view_finds_the_latest(workdir: Path) -> None:
     run_and_save_baseline(workdir)
     folder = workdir / "promptcanary-report"

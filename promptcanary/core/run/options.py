@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -9,6 +10,16 @@ from promptcanary.core.run.shards import Shard
 from promptcanary.core.sampling.pool import DEFAULT_POOL
 from promptcanary.core.sampling.sequential import MAX_SAMPLES, MAX_SAMPLES_CAP, MIN_SAMPLES, Policy
 from promptcanary.core.spec import AUTO, RunDefaults
+
+
+class RunOptionError(ValueError):
+    """A run option out of its range; ``field`` names it (the CLI shows it as its flag)."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field} {problem}")
+
 
 DEFAULT_CONCURRENCY = 8
 """Requests in flight at once unless ``concurrency`` says otherwise."""
@@ -74,6 +85,13 @@ class RunOptions(RunDefaults):
             raise ValueError(f"samples {problem}")
         if self.baseline_pool < 1:
             raise ValueError(f"baseline_pool must be at least 1, got {self.baseline_pool}")
+        # The same bounds as the action's inputs: every caller (CLI, action, Python) meets them.
+        if self.concurrency < 1:
+            raise RunOptionError("concurrency", f"must be at least 1, got {self.concurrency}")
+        if not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise RunOptionError("timeout", f"must be a number of seconds > 0, got {self.timeout}")
+        if self.max_retries < 0:
+            raise RunOptionError("max_retries", f"must be 0 or more, got {self.max_retries}")
 
     @property
     def adaptive(self) -> bool:

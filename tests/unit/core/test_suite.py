@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
 from promptcanary.core.probes import JsonValidityProbe, KeywordPresenceProbe
-from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.options import RunOptionError, RunOptions
 from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.spec import RunDefaults
 from promptcanary.core.suite import CanarySuite
@@ -88,3 +90,13 @@ def test_an_explicit_value_equal_to_the_engine_default_still_overrides_the_suite
     resolved = RunOptions(samples=1, temperature=0.0, seed=0).over(defaults)
     assert (resolved.samples, resolved.temperature, resolved.seed) == (1, 0.0, 0)
     assert resolved.sample_count == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("concurrency", 0), ("timeout", 0.0), ("timeout", float("inf")), ("max_retries", -1)],
+)
+def test_run_options_refuse_what_the_action_refuses(option: str, value: float) -> None:
+    with pytest.raises(RunOptionError) as info:
+        RunOptions(**{option: value})  # type: ignore[arg-type]
+    assert info.value.field == option
