@@ -613,7 +613,7 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--baseline", "-b", metavar="FILE", help="decide against this baseline snapshot"
     )
-    run.add_argument("--concurrency", type=_positive_int, default=DEFAULT_CONCURRENCY)
+    run.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY)
     run.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per request")
     run.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES)
     run.add_argument("--max-error-rate", type=_fraction, default=DEFAULT_MAX_ERROR_RATE)

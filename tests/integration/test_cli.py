@@ -375,6 +375,7 @@ def test_invalid_sampling_flags_exit_2(workdir: Path, flags: list[str], message:
         (["--timeout", "0"], "--timeout must be a number of seconds > 0"),
         (["--timeout", "nan"], "--timeout must be a number of seconds > 0"),
         (["--max-retries", "-1"], "--max-retries must be 0 or more"),
+        (["--concurrency", "0"], "--concurrency must be at least 1"),
     ],
 )
 def test_the_cli_refuses_the_run_options_the_action_refuses(
