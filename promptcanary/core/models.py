@@ -8,6 +8,7 @@ text and system prompt, a probe result is keyed by ``(prompt_id, probe_key)``.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import uuid
 from collections import defaultdict
@@ -26,6 +27,12 @@ from pydantic import (
     model_validator,
 )
 
+from promptcanary.core.messages import (
+    ChatMessage,
+    conversation_problem,
+    last_user_text,
+    split_system,
+)
 from promptcanary.core.stats import DEFAULT_ALPHA
 
 SCHEMA_VERSION = 2
@@ -76,6 +83,15 @@ def default_prompt_id(text: str, system_prompt: str | None = None) -> str:
     return f"{slugify(text, 32)}-{digest}"
 
 
+def default_conversation_id(
+    messages: list[ChatMessage], text: str, system_prompt: str | None = None
+) -> str:
+    """A conversation's id: a slug of its last user turn plus a hash of every turn."""
+    turns = json.dumps([m.wire() for m in messages], sort_keys=True, ensure_ascii=False)
+    digest = hashlib.sha256(f"{system_prompt or ''}\x00{turns}".encode()).hexdigest()[:8]
+    return f"{slugify(text, 32)}-{digest}"
+
+
 class ProbeCategory(str, Enum):
     """High-level family of a probe."""
 
@@ -122,7 +138,8 @@ class CanaryPrompt(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: str = ""
-    text: str
+    text: str = ""
+    """The prompt sent to the model; for a conversation, its last user turn (set from it)."""
     description: str = ""
     system_prompt: str | None = None
     expected_keywords: list[str] = Field(default_factory=list)
@@ -130,6 +147,9 @@ class CanaryPrompt(BaseModel):
     tools: list[dict[str, Any]] | None = None
     response_format: dict[str, Any] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    messages: list[ChatMessage] | None = None
+    """A conversation the model answers instead of one text (see :mod:`promptcanary.core.messages`);
+    a leading system turn becomes :attr:`system_prompt`."""
 
     @field_validator("text")
     @classmethod
@@ -140,9 +160,52 @@ class CanaryPrompt(BaseModel):
 
     @model_validator(mode="after")
     def _default_id(self) -> CanaryPrompt:
+        if self.messages is not None:
+            self._take_conversation(self.messages)
+        elif not self.text:
+            raise ValueError("give the prompt's `text` (or a conversation as `messages`)")
         if not self.id:
-            object.__setattr__(self, "id", default_prompt_id(self.text, self.system_prompt))
+            ident = (
+                default_prompt_id(self.text, self.system_prompt)
+                if self.messages is None
+                else default_conversation_id(self.messages, self.text, self.system_prompt)
+            )
+            object.__setattr__(self, "id", ident)
         return self
+
+    def _take_conversation(self, messages: list[ChatMessage]) -> None:
+        system, turns = split_system(messages)
+        if system is not None and self.system_prompt is not None:
+            raise ValueError(
+                "the conversation starts with a system turn and the prompt sets system_prompt "
+                "too: keep one of them"
+            )
+        problem = conversation_problem(turns)
+        if problem:
+            raise ValueError(problem)
+        text = last_user_text(turns)
+        if not text.strip():
+            raise ValueError("the conversation's last user turn is empty: give its content")
+        if self.text and self.text != text:
+            raise ValueError(
+                "give `text` or `messages`, not both (a conversation's text is its last user turn)"
+            )
+        object.__setattr__(self, "messages", turns)
+        object.__setattr__(self, "text", text)
+        if system is not None:
+            object.__setattr__(self, "system_prompt", system)
+
+    def chat_messages(self, system_prompt: str | None = None) -> list[dict[str, Any]]:
+        """What the model receives, in OpenAI's chat format: ``system_prompt`` (the one in
+        force for this prompt) first, then the conversation, or the text as one user turn."""
+        messages: list[dict[str, Any]] = []
+        if system_prompt:
+            messages.append({"role": "system", "content": system_prompt})
+        if self.messages is None:
+            messages.append({"role": "user", "content": self.text})
+        else:
+            messages.extend(m.wire() for m in self.messages)
+        return messages
 
 
 class ToolCall(BaseModel):

@@ -61,6 +61,12 @@ class ProbeBinding:
         }
 
 
+def _unsent(prompt: CanaryPrompt, *fields: str) -> set[str]:
+    """Fields left out of a prompt's hashes: ``fields``, and ``messages`` when the prompt is
+    one text, so a suite written before conversations existed keeps its hashes."""
+    return {*fields, *(("messages",) if prompt.messages is None else ())}
+
+
 def probe_line_key(prompt_id: str, probe_key: str) -> str:
     return f"{prompt_id}/{probe_key}"
 
@@ -227,7 +233,8 @@ class SuiteSpec:
     def suite_hash(self) -> str:
         """Changes whenever anything sent to the model or anything scored changes."""
         prompts = [
-            p.model_dump(mode="json", exclude={"description", "metadata"}) for p in self.prompts
+            p.model_dump(mode="json", exclude=_unsent(p, "description", "metadata"))
+            for p in self.prompts
         ]
         return stable_hash(
             {
@@ -245,7 +252,9 @@ class SuiteSpec:
             p.id: stable_hash(
                 {
                     "request": p.model_dump(
-                        mode="json", include={"text", "tools", "response_format"}
+                        mode="json",
+                        include={"text", "tools", "response_format", "messages"},
+                        exclude=_unsent(p),
                     ),
                     "system": self.system_prompt_for(p),
                 },

@@ -330,10 +330,7 @@ class LiteLLMProvider(BaseLLMProvider):
     ) -> dict[str, Any]:
         """The keyword arguments of ``litellm.completion`` for one prompt."""
         config = self.config
-        messages: list[dict[str, str]] = []
-        if system_prompt:
-            messages.append({"role": "system", "content": system_prompt})
-        messages.append({"role": "user", "content": prompt.text})
+        messages = prompt.chat_messages(system_prompt)
         kwargs: dict[str, Any] = {
             **config.extra_params,
             "model": config.model_id,
