@@ -167,6 +167,7 @@ class SuiteSpec:
         defaults: RunDefaults | None = None,
         source_file: str | None = None,
         prompt_lines: dict[str, int] | None = None,
+        prompt_rows: dict[str, tuple[str, int]] | None = None,
     ) -> None:
         if not prompts:
             raise SuiteError("CanarySuite requires at least one prompt.")
@@ -184,6 +185,8 @@ class SuiteSpec:
         self.defaults = defaults or RunDefaults()
         self.source_file = source_file
         self.prompt_lines = dict(prompt_lines or {})
+        self.prompt_rows = dict(prompt_rows or {})
+        """prompt id → (dataset file as the suite names it, line) of a templated prompt's row."""
         self._check_identities()
 
     def _check_identities(self) -> None:

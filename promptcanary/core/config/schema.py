@@ -19,7 +19,9 @@ from typing import Any, TypeVar, overload
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
+from promptcanary.core.config.expand import PromptDraft, Shape, dataset_display, expand
 from promptcanary.core.config.source import (
     MAX_ALIAS_EXPANSION,
     MAX_DEPTH,
@@ -50,6 +52,7 @@ S = TypeVar("S", bound=SuiteSpec)
 
 __all__ = [
     "APPLY_TO_KEYS",
+    "DATASET_KEYS",
     "DEFAULTS_KEYS",
     "MAX_ALIAS_EXPANSION",
     "MAX_DEPTH",
@@ -103,9 +106,24 @@ class _ApplyToDoc(_Doc):
     tags: list[str] = Field(min_length=1)
 
 
+class _DatasetDoc(_Doc):
+    path: str = Field(min_length=1)
+    limit: int | None = Field(default=None, ge=1)
+    sample: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _path_alone(cls, value: Any) -> Any:
+        return {"path": value} if isinstance(value, str) else value
+
+
 class _PromptDoc(_Doc):
     id: str | None = Field(default=None, min_length=1)
-    text: str = Field(min_length=1)
+    text: str | None = Field(default=None, min_length=1)
+    messages: list[dict[str, Any]] | None = Field(default=None, min_length=1)
+    vars: list[dict[str, Any]] | None = Field(default=None, min_length=1)
+    dataset: _DatasetDoc | None = None
+    row_key: str | None = Field(default=None, min_length=1)
     description: str = ""
     expected_keywords: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
@@ -136,6 +154,27 @@ class _PromptDoc(_Doc):
             raise ValueError("must have a 'type', e.g. {type: json_object}")
         return value
 
+    @model_validator(mode="after")
+    def _one_shape(self) -> _PromptDoc:
+        if (self.text is None) == (self.messages is None):
+            if self.text is None:
+                raise PydanticCustomError("missing_text", "no text")
+            raise ValueError("give `text` or `messages` (a conversation), not both")
+        if self.vars is not None and self.dataset is not None:
+            raise ValueError("give the template's rows as `vars` or as a `dataset`, not both")
+        if self.row_key is not None and self.shape is None:
+            raise ValueError("`row_key` names a column of `vars` or `dataset` rows: add them")
+        return self
+
+    @property
+    def shape(self) -> Shape | None:
+        if self.vars is not None:
+            return Shape(rows=self.vars, row_key=self.row_key)
+        if self.dataset is None:
+            return None
+        data = self.dataset
+        return Shape(None, data.path, data.limit, data.sample, self.row_key)
+
 
 class _SuiteDoc(_Doc):
     name: str = Field(min_length=1)
@@ -151,6 +190,7 @@ class _SuiteDoc(_Doc):
 SUITE_KEYS: tuple[str, ...] = tuple(_SuiteDoc.model_fields)
 PROMPT_KEYS: tuple[str, ...] = tuple(_PromptDoc.model_fields)
 DEFAULTS_KEYS: tuple[str, ...] = tuple(_DefaultsDoc.model_fields)
+DATASET_KEYS: tuple[str, ...] = tuple(_DatasetDoc.model_fields)
 APPLY_TO_KEYS: tuple[str, ...] = tuple(_ApplyToDoc.model_fields)
 PROBE_ENTRY_KEYS: tuple[str, ...] = ("type", "id", "apply_to")
 """Reserved keys of a probe entry; every other key is a constructor parameter of the probe."""
@@ -164,6 +204,7 @@ def valid_keys() -> dict[str, tuple[str, ...]]:
         "defaults": DEFAULTS_KEYS,
         "probe entry": PROBE_ENTRY_KEYS,
         "apply_to": APPLY_TO_KEYS,
+        "dataset": DATASET_KEYS,
         "model entry": MODEL_KEYS,
     }
 
@@ -229,6 +270,7 @@ def _keys_of(owner: Loc) -> tuple[str, ...]:
         ("prompts",): PROMPT_KEYS,
         ("defaults",): DEFAULTS_KEYS,
         ("probes", "apply_to"): APPLY_TO_KEYS,
+        ("prompts", "dataset"): DATASET_KEYS,
     }
     return known.get(names, ())
 
@@ -256,6 +298,12 @@ def _validation_error(
             loc,
             key=True,
             hint=f"valid keys: {', '.join(valid)}" if valid else None,
+        )
+    if kind == "missing_text":
+        return context.error(
+            f"missing required key 'text' (the prompt sent to the model) in {_where(loc)}",
+            loc,
+            hint="or give a conversation as `messages:`",
         )
     if kind == "missing":
         what = "'text' (the prompt sent to the model)" if name == "text" else repr(name)
@@ -432,12 +480,14 @@ def _model_params(item: dict[str, Any], loc: Loc, context: SourceMap) -> dict[st
     return {**params, **passthrough}
 
 
-def _iter_probe_entries(doc: _SuiteDoc, prompts: list[CanaryPrompt]) -> Iterator[tuple[Loc, Any]]:
+def _iter_probe_entries(
+    doc: _SuiteDoc, drafts: list[PromptDraft], prompts: list[CanaryPrompt]
+) -> Iterator[tuple[Loc, Any]]:
     for j, entry in enumerate(doc.probes):
         yield ("probes", j), (entry, None)
-    for i, (prompt_doc, prompt) in enumerate(zip(doc.prompts, prompts, strict=True)):
-        for j, entry in enumerate(prompt_doc.probes):
-            yield ("prompts", i, "probes", j), (entry, prompt.id)
+    for draft, prompt in zip(drafts, prompts, strict=True):
+        for j, entry in enumerate(draft.probes):
+            yield (*draft.entry, "probes", j), (entry, prompt.id)
 
 
 def _document(data: Any, context: SourceMap) -> _SuiteDoc:
@@ -463,7 +513,14 @@ def _build(
         raise context.error(
             "empty suite: no prompts", ("prompts",), key=True, hint="add a `prompts:` list"
         )
-    prompts, prompt_lines = _prompts(doc, context)
+    drafts = [
+        draft
+        for i, entry in enumerate(doc.prompts)
+        for draft in expand(
+            _prompt_fields(entry), entry.probes, entry.shape, ("prompts", i), context
+        )
+    ]
+    prompts, prompt_lines = _prompts(drafts, context)
     entries = [
         _build_probe(
             entry,
@@ -472,7 +529,7 @@ def _build(
             registry_or_active(registry),
             prompt_id=prompt_id,
         )
-        for loc, (entry, prompt_id) in _iter_probe_entries(doc, prompts)
+        for loc, (entry, prompt_id) in _iter_probe_entries(doc, drafts, prompts)
     ]
     if not entries:
         raise context.error(
@@ -497,6 +554,11 @@ def _build(
             defaults=defaults,
             source_file=context.source,
             prompt_lines=prompt_lines,
+            prompt_rows={
+                p.id: (d.row_file, d.row_line or 1)
+                for d, p in zip(drafts, prompts, strict=True)
+                if d.row_file is not None
+            },
         )
     except SuiteError as exc:  # our own checks above should have caught it with a line
         raise context.error(str(exc)) from None
@@ -509,38 +571,68 @@ def _build(
     return suite
 
 
-def _prompts(doc: _SuiteDoc, context: SourceMap) -> tuple[list[CanaryPrompt], dict[str, int]]:
+def _prompt_fields(entry: _PromptDoc) -> dict[str, Any]:
+    """A prompt entry's CanaryPrompt fields (its probes and rows apart)."""
+    return entry.model_dump(
+        exclude={"probes", "vars", "dataset", "row_key"}, exclude_none=True, exclude_unset=True
+    )
+
+
+def _prompts(
+    drafts: list[PromptDraft], context: SourceMap
+) -> tuple[list[CanaryPrompt], dict[str, int]]:
     prompts: list[CanaryPrompt] = []
     lines: dict[str, int] = {}
-    first_seen: dict[str, int] = {}
-    for i, p in enumerate(doc.prompts):
-        loc: Loc = ("prompts", i)
-        prompt = CanaryPrompt(
-            id=p.id or "",
-            text=p.text,
-            description=p.description,
-            system_prompt=p.system_prompt,
-            expected_keywords=p.expected_keywords,
-            tags=p.tags,
-            tools=p.tools,
-            response_format=p.response_format,
-            metadata=p.metadata,
-        )
+    first_seen: dict[str, PromptDraft] = {}
+    for draft in drafts:
+        prompt = _prompt(draft, context)
         if prompt.id in first_seen:
-            first = prompts[first_seen[prompt.id]]
-            first_line = lines.get(first.id)
-            at = f" (first defined at line {first_line})" if first_line else ""
-            raise context.error(
-                f"duplicate prompt id {prompt.id!r}{at}",
-                loc,
-                hint="give each prompt a unique `id:`",
-            )
-        first_seen[prompt.id] = i
-        line = context.line(loc)
+            raise _duplicate(prompt.id, first_seen[prompt.id], draft, context)
+        first_seen[prompt.id] = draft
+        line = context.line(draft.loc)
         if line is not None:
             lines[prompt.id] = line
         prompts.append(prompt)
     return prompts, lines
+
+
+def _prompt(draft: PromptDraft, context: SourceMap) -> CanaryPrompt:
+    try:
+        return CanaryPrompt(**draft.fields)
+    except ValidationError as exc:
+        raise _prompt_error(exc, draft, context) from None
+
+
+def _prompt_error(exc: ValidationError, draft: PromptDraft, context: SourceMap) -> SuiteConfigError:
+    err = exc.errors()[0]
+    if err["loc"]:
+        found = _validation_error(exc, context, draft.entry)
+    else:  # the conversation as a whole: its turns cannot be answered
+        message = str(err["msg"]).removeprefix("Value error, ")
+        found = context.error(f"{_where(draft.entry)}: {message}", (*draft.entry, "messages"))
+    if draft.row_file is None:
+        return found
+    row = f" (the row at {dataset_display(context.source, draft.row_file)}:{draft.row_line})"
+    return SuiteConfigError(
+        found.message + row, file=found.file, line=found.line, column=found.column, hint=found.hint
+    )
+
+
+def _duplicate(
+    prompt_id: str, first: PromptDraft, again: PromptDraft, context: SourceMap
+) -> SuiteConfigError:
+    if again.row_file is not None and first.row_file == again.row_file:
+        return SuiteConfigError(
+            f"rows on lines {first.row_line} and {again.row_line} give the same prompt id "
+            f"{prompt_id!r}: drop the repeated row, or give them distinct row_key values",
+            file=dataset_display(context.source, again.row_file),
+            line=again.row_line,
+        )
+    first_line = context.line(first.loc)
+    at = f" (first defined at line {first_line})" if first_line else ""
+    return context.error(
+        f"duplicate prompt id {prompt_id!r}{at}", again.loc, hint="give each prompt a unique `id:`"
+    )
 
 
 def _check_probe_keys(
