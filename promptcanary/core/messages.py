@@ -87,30 +87,32 @@ class ChatMessage(BaseModel):
         return message
 
 
-def conversation_problem(messages: Sequence[ChatMessage]) -> str | None:
-    """What makes ``messages`` a conversation no model can answer, with the fix; else ``None``.
+def conversation_problem(messages: Sequence[ChatMessage], first: int = 1) -> tuple[int, str] | None:
+    """What makes ``messages`` a conversation no model can answer: the index of the turn at
+    fault and what to fix (turns numbered from ``first`` in the text); else ``None``.
 
     Every tool turn answers a call of the assistant turn before it, every call is answered
     before the next user or assistant turn (the chat APIs refuse anything else), and the last
     turn is the user's or a tool's.
     """
     if not messages:
-        return "a conversation needs at least one turn"
+        return 0, "a conversation needs at least one turn"
     if not any(m.role == "user" for m in messages):
-        return "a conversation needs a user turn"
+        return 0, "a conversation needs a user turn"
     open_calls: dict[str, str] = {}
-    for n, message in enumerate(messages, 1):
+    for i, message in enumerate(messages):
+        n = i + first
         if message.role == "tool":
             if message.tool_call_id not in open_calls:
                 made = ", ".join(repr(c) for c in open_calls) or "none is open"
-                return (
+                return i, (
                     f"turn {n} (tool) answers no call: tool_call_id {message.tool_call_id!r} "
                     f"is not a call of the assistant turn before it (open calls: {made})"
                 )
             del open_calls[message.tool_call_id]
             continue
         if open_calls:
-            return (
+            return i, (
                 f"turn {n} ({message.role}) comes before the call(s) "
                 f"{', '.join(repr(c) for c in open_calls)} were answered: add a tool turn "
                 "with that tool_call_id after the assistant turn that made the call"
@@ -118,7 +120,7 @@ def conversation_problem(messages: Sequence[ChatMessage]) -> str | None:
         open_calls = {c.id: c.name for c in message.tool_calls or []}
     last = messages[-1]
     if last.role not in ("user", "tool"):
-        return (
+        return len(messages) - 1, (
             f"the last turn is a {last.role} turn: the model answers the conversation, so it "
             "ends with a user turn or a tool turn (move the answer you expect into a probe)"
         )

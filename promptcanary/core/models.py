@@ -180,9 +180,9 @@ class CanaryPrompt(BaseModel):
                 "the conversation starts with a system turn and the prompt sets system_prompt "
                 "too: keep one of them"
             )
-        problem = conversation_problem(turns)
+        problem = conversation_problem(turns, first=2 if system is not None else 1)
         if problem:
-            raise ValueError(problem)
+            raise ValueError(problem[1])
         text = last_user_text(turns)
         if not text.strip():
             raise ValueError("the conversation's last user turn is empty: give its content")

@@ -209,7 +209,29 @@ class SuiteSpec:
 
     def bindings_for(self, prompt: CanaryPrompt) -> list[ProbeBinding]:
         """The probe entries that score ``prompt``: suite-wide ones first, then its own."""
-        return [b for b in self.bindings if b.applies_to(prompt)]
+        shared, own = self._binding_index()
+        found = [(n, b) for n, b in shared if b.applies_to(prompt)] + own.get(prompt.id, [])
+        return [b for _, b in sorted(found, key=lambda item: item[0])]
+
+    def _binding_index(
+        self,
+    ) -> tuple[list[tuple[int, ProbeBinding]], dict[str, list[tuple[int, ProbeBinding]]]]:
+        """Suite-wide entries and each prompt's own, with their places in ``bindings``; a
+        suite of thousands of templated rows would be quadratic without it. Rebuilt when
+        ``bindings`` is replaced or grows (it is a public list)."""
+        stamp = (id(self.bindings), len(self.bindings))
+        cached = getattr(self, "_index", None)
+        if cached is None or cached[0] != stamp:
+            shared: list[tuple[int, ProbeBinding]] = []
+            own: dict[str, list[tuple[int, ProbeBinding]]] = {}
+            for n, binding in enumerate(self.bindings):
+                if binding.prompt_id is None:
+                    shared.append((n, binding))
+                else:
+                    own.setdefault(binding.prompt_id, []).append((n, binding))
+            cached = (stamp, shared, own)
+            self._index = cached
+        return cached[1], cached[2]
 
     def system_prompt_for(self, prompt: CanaryPrompt) -> str | None:
         return prompt.system_prompt or self.default_system_prompt

@@ -160,7 +160,7 @@ class _Template:
             return SuiteConfigError(
                 message, file=self.context.source, line=line or self.context.line(self.loc)
             )
-        at = f" (template {self.id!r} at {self.context.source}:{self.context.line(self.loc)})"
+        at = f" (the template is at {self.context.source}:{self.context.line(self.loc)})"
         return SuiteConfigError(message + at, file=self.display, line=line)
 
 

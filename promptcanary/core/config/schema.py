@@ -33,6 +33,7 @@ from promptcanary.core.config.source import (
     parse_yaml,
     read_suite_file,
 )
+from promptcanary.core.messages import ChatMessage, conversation_problem
 from promptcanary.core.models import CanaryPrompt, default_prompt_id
 from promptcanary.core.probes import BaseProbe, ProbeRegistry
 from promptcanary.core.probes.registry import ProbeClass, registry_or_active
@@ -513,13 +514,7 @@ def _build(
         raise context.error(
             "empty suite: no prompts", ("prompts",), key=True, hint="add a `prompts:` list"
         )
-    drafts = [
-        draft
-        for i, entry in enumerate(doc.prompts)
-        for draft in expand(
-            _prompt_fields(entry), entry.probes, entry.shape, ("prompts", i), context
-        )
-    ]
+    drafts = _drafts(doc, context)
     prompts, prompt_lines = _prompts(drafts, context)
     entries = [
         _build_probe(
@@ -554,11 +549,7 @@ def _build(
             defaults=defaults,
             source_file=context.source,
             prompt_lines=prompt_lines,
-            prompt_rows={
-                p.id: (d.row_file, d.row_line or 1)
-                for d, p in zip(drafts, prompts, strict=True)
-                if d.row_file is not None
-            },
+            prompt_rows=_prompt_rows(drafts, prompts),
         )
     except SuiteError as exc:  # our own checks above should have caught it with a line
         raise context.error(str(exc)) from None
@@ -569,6 +560,27 @@ def _build(
         if e.binding.prompt_id is None and not e.binding.apply_to_tags
     ]
     return suite
+
+
+def _drafts(doc: _SuiteDoc, context: SourceMap) -> list[PromptDraft]:
+    """Each prompt entry's prompts: itself, or one per row of a template."""
+    return [
+        draft
+        for i, entry in enumerate(doc.prompts)
+        for draft in expand(
+            _prompt_fields(entry), entry.probes, entry.shape, ("prompts", i), context
+        )
+    ]
+
+
+def _prompt_rows(
+    drafts: list[PromptDraft], prompts: list[CanaryPrompt]
+) -> dict[str, tuple[str, int]]:
+    return {
+        p.id: (d.row_file, d.row_line or 1)
+        for d, p in zip(drafts, prompts, strict=True)
+        if d.row_file is not None
+    }
 
 
 def _prompt_fields(entry: _PromptDoc) -> dict[str, Any]:
@@ -609,13 +621,22 @@ def _prompt_error(exc: ValidationError, draft: PromptDraft, context: SourceMap) 
         found = _validation_error(exc, context, draft.entry)
     else:  # the conversation as a whole: its turns cannot be answered
         message = str(err["msg"]).removeprefix("Value error, ")
-        found = context.error(f"{_where(draft.entry)}: {message}", (*draft.entry, "messages"))
+        found = context.error(f"{_where(draft.entry)}: {message}", _turn_at_fault(draft))
     if draft.row_file is None:
         return found
     row = f" (the row at {dataset_display(context.source, draft.row_file)}:{draft.row_line})"
     return SuiteConfigError(
         found.message + row, file=found.file, line=found.line, column=found.column, hint=found.hint
     )
+
+
+def _turn_at_fault(draft: PromptDraft) -> Loc:
+    """The conversation turn that a conversation-wide problem is about (else its list)."""
+    turns = [ChatMessage.model_validate(m) for m in draft.fields.get("messages") or []]
+    skipped = 1 if turns and turns[0].role == "system" else 0
+    problem = conversation_problem(turns[skipped:])
+    at: Loc = (*draft.entry, "messages")
+    return at if problem is None else (*at, problem[0] + skipped)
 
 
 def _duplicate(
@@ -638,9 +659,14 @@ def _duplicate(
 def _check_probe_keys(
     prompts: list[CanaryPrompt], entries: list[_ProbeEntry], context: SourceMap
 ) -> None:
+    shared = [e for e in entries if e.binding.prompt_id is None]
+    own: dict[str, list[_ProbeEntry]] = {}
+    for entry in entries:
+        if entry.binding.prompt_id is not None:
+            own.setdefault(entry.binding.prompt_id, []).append(entry)
     for prompt in prompts:
         seen: dict[str, _ProbeEntry] = {}
-        for entry in entries:
+        for entry in [*shared, *own.get(prompt.id, [])]:
             binding = entry.binding
             if not binding.applies_to(prompt):
                 continue

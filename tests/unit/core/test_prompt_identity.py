@@ -74,7 +74,6 @@ def test_python_api_prompts_keep_their_default_ids_and_hashes() -> None:
     assert suite.suite_hash == "060524e18a32"
 
 
-
 def test_a_text_prompt_has_no_conversation_and_sends_one_user_turn() -> None:
     prompt = CanaryPrompt(text="Hello")
     assert prompt.messages is None
