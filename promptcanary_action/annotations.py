@@ -1,7 +1,8 @@
 """Check-run annotations for a step's outcome: pure, one per notable result.
 
 Regressions are failures, errored and flaky results warnings, improvements notices. Each points
-at the suite file line of the prompt (or of its own probe entry when the prompt declares one).
+at the suite file line of the prompt (or of its own probe entry when the prompt declares one);
+a templated prompt's at its dataset row, and a conversation's regression quotes its last turns.
 Annotation text is plain text from untrusted sources, so it is sanitised (no control or bidi
 characters, no live mention) and cut to GitHub's limits.
 """
@@ -64,10 +65,17 @@ def _make(
     message: str,
     details: str = "",
 ) -> Annotation:
-    line = pair.line_for(prompt_id, probe_key) or 1
+    path, line = pair.suite_file, pair.line_for(prompt_id, probe_key) or 1
+    row = pair.prompt_rows.get(prompt_id)
+    if row is not None:  # a templated prompt: its dataset row, the template named in the text
+        message += f"\nRow {row[0]}:{row[1]} of the template at {path}:{line}."
+        path, line = row
+    conversation = pair.conversations.get(prompt_id)
+    if conversation and level == "failure":
+        message += f"\nConversation before the answer:\n{conversation}"
     title = f"{heading}: {prompt_id} / {probe_key} ({pair.model})"
     return Annotation(
-        path=pair.suite_file,
+        path=path,
         start_line=line,
         end_line=line,
         annotation_level=level,

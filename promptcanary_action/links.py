@@ -6,6 +6,7 @@ commit the run's, so a link keeps pointing at the line that was run after the fi
 
 from __future__ import annotations
 
+import posixpath
 from urllib.parse import quote
 
 
@@ -18,3 +19,13 @@ def suite_line_url(
     # Each segment percent-encoded: a suite in "canaries/my suite#2.yaml" must not end the path.
     encoded = quote(path.lstrip("/"), safe="/")
     return f"{server_url.rstrip('/')}/{repository}/blob/{sha}/{encoded}#L{line}"
+
+
+def dataset_rows(suite_path: str, rows: dict[str, tuple[str, int]]) -> dict[str, tuple[str, int]]:
+    """Dataset rows named relative to the suite file, renamed relative to the repository root
+    (the suite's loader keeps dataset files inside the suite's folder)."""
+    folder = posixpath.dirname(suite_path)
+    return {
+        prompt_id: (posixpath.normpath(posixpath.join(folder, path)), line)
+        for prompt_id, (path, line) in rows.items()
+    }

@@ -88,6 +88,11 @@ class PairOutcome(BaseModel):
     """prompt id → line of the prompt entry in ``suite_file``."""
     probe_lines: dict[str, int] = Field(default_factory=dict)
     """``"<prompt id>/<probe key>"`` → line of a per-prompt probe entry in ``suite_file``."""
+    prompt_rows: dict[str, tuple[str, int]] = Field(default_factory=dict)
+    """prompt id → (dataset file relative to the repository root, line) of a templated
+    prompt's row; its annotations point there."""
+    conversations: dict[str, str] = Field(default_factory=dict)
+    """prompt id → the last turns of a conversation prompt, shown before its answer."""
     usage: UsageComparison | None = None
     """Latency, tokens and cost of the run and their change against the baseline."""
     usage_findings: list[UsageFinding] = Field(default_factory=list)
@@ -213,6 +218,13 @@ class StepOutcome(BaseModel):
             self.server_url, self.repository, self.sha, pair.suite_file,
             pair.prompt_lines.get(prompt_id),
         )  # fmt: skip
+
+    def row_url(self, pair: PairOutcome, prompt_id: str) -> str | None:
+        """A templated prompt's dataset row at this run's commit."""
+        row = pair.prompt_rows.get(prompt_id)
+        if row is None:
+            return None
+        return suite_line_url(self.server_url, self.repository, self.sha, row[0], row[1])
 
     @property
     def usage_findings(self) -> list[UsageFinding]:

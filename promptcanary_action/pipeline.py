@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from promptcanary.core.messages import conversation_tail
 from promptcanary.core.models import (
     Approval,
     BaselineSnapshot,
@@ -36,6 +37,7 @@ from promptcanary_action.baselines.base import BaselineBackend as Backend
 from promptcanary_action.baselines.base import BaselineStoreError
 from promptcanary_action.cancel import Cancellation
 from promptcanary_action.errors import UsageError
+from promptcanary_action.links import dataset_rows
 from promptcanary_action.outcome import BaselineStatus, PairOutcome
 from promptcanary_action.settings import Settings
 
@@ -290,6 +292,8 @@ def judge_run(
         notes=[*evaluation.notes, *([save_note] if save_note else [])],
         prompt_lines=dict(suite.prompt_lines),
         probe_lines=suite.probe_lines,
+        prompt_rows=dataset_rows(loaded.repo_path, suite.prompt_rows),
+        conversations={p.id: conversation_tail(p.messages) for p in suite.prompts if p.messages},
         usage=evaluation.usage,
         history=history,
         **verdict_fields(evaluation),

@@ -179,7 +179,12 @@ def _insights(outcome: StepOutcome) -> dict[str, Callable[..., Trusted] | str]:
     def prompt_link(pair: PairOutcome, prompt_id: str) -> Trusted:
         shown = code_span(prompt_id, cell=True)
         url = outcome.prompt_url(pair, prompt_id)
-        return Trusted(f"[{shown}]({FILTERS['url'](url)})" if url else shown)
+        link = f"[{shown}]({FILTERS['url'](url)})" if url else shown
+        row, row_url = pair.prompt_rows.get(prompt_id), outcome.row_url(pair, prompt_id)
+        if row is not None:  # a templated prompt: its dataset row too
+            label = code_span(f"{row[0]}#L{row[1]}", cell=True)
+            link += f" ([{label}]({FILTERS['url'](row_url)}))" if row_url else f" ({label})"
+        return Trusted(link)
 
     def metric(name: Metric, value: float | None) -> Trusted:
         return Trusted(escape_md(format_metric(name, value)))

@@ -139,3 +139,18 @@ def split_system(
     if messages and messages[0].role == "system":
         return messages[0].content, list(messages[1:])
     return None, list(messages)
+
+
+def conversation_tail(messages: Sequence[ChatMessage], turns: int = 3, limit: int = 500) -> str:
+    """The last ``turns`` turns as plain text (``role: content``, calls as ``→ name(args)``),
+    each cut to ``limit`` characters: what a report shows before the answer it judged."""
+    lines = []
+    for message in messages[-turns:]:
+        label = f"tool {message.tool_call_id}" if message.role == "tool" else message.role
+        parts = [message.content] if message.content else []
+        parts += [
+            f"→ {c.name}({c.wire()['function']['arguments']})" for c in message.tool_calls or []
+        ]
+        text = " ".join(parts)
+        lines.append(f"{label}: {text if len(text) <= limit else text[: limit - 1] + '…'}")
+    return "\n".join(lines)

@@ -110,3 +110,25 @@ def test_text_is_inert_and_within_github_limits() -> None:
             assert not LIVE_MENTION.search(text)
             assert "\x00" not in text and "\u202e" not in text and "\u2066" not in text
             assert "#1" not in text
+
+
+def test_a_templated_prompt_is_annotated_at_its_dataset_row() -> None:
+    pair = make_pair([comparison("classify.c-17"), comparison("p2")])
+    pair.prompt_rows["classify.c-17"] = ("canaries/data/cases.csv", 17)
+    failures = by_level(build_annotations(make_outcome(pair)), "failure")
+    assert [(a.path, a.start_line) for a in failures] == [
+        ("canaries/data/cases.csv", 17),
+        ("canary.yaml", 11),
+    ]
+    assert (
+        "Row canaries/data/cases.csv:17 of the template at canary.yaml:10." in failures[0].message
+    )
+
+
+def test_a_conversation_regression_quotes_its_last_turns_escaped() -> None:
+    pair = make_pair([comparison("chat")])
+    pair.conversations["chat"] = f"user: hi\ntool call_1: {HOSTILE}"
+    (annotation,) = build_annotations(make_outcome(pair))
+    assert "Conversation before the answer:\nuser: hi\ntool call_1:" in annotation.message
+    assert not LIVE_MENTION.search(annotation.message)
+    assert "\u202e" not in annotation.message

@@ -23,3 +23,14 @@ def test_no_link_without_every_part() -> None:
     assert suite_line_url("https://github.com", "", SHA, "s.yaml", 1) is None
     assert suite_line_url("https://github.com", "a/b", "", "s.yaml", 1) is None
     assert suite_line_url("https://github.com", "a/b", SHA, "s.yaml", None) is None
+
+
+def test_dataset_rows_are_named_from_the_repository_root() -> None:
+    from promptcanary_action.links import dataset_rows
+
+    rows = {"a": ("data/cases.csv", 3), "b": ("./sub/../more.jsonl", 9)}
+    assert dataset_rows(".github/canaries/suite.yml", rows) == {
+        "a": (".github/canaries/data/cases.csv", 3),
+        "b": (".github/canaries/more.jsonl", 9),
+    }
+    assert dataset_rows("suite.yml", rows)["a"] == ("data/cases.csv", 3)

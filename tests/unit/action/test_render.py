@@ -401,3 +401,27 @@ def test_comment_and_summary_point_to_the_report_in_the_runs_artifacts() -> None
     assert line in render_summary(linked)
     unknown = linked.model_copy(update={"run_url": None})
     assert "report.html" not in render_comment(unknown, comment_marker("default"))
+
+
+def test_a_templated_prompt_links_its_template_and_its_dataset_row() -> None:
+    pair = make_pair([comparison("classify.c-17")])
+    pair.prompt_rows["classify.c-17"] = ("canaries/data/cases.csv", 17)
+    outcome = make_outcome(pair).model_copy(
+        update={"repository": "octo-org/octo-repo", "server_url": "https://github.com"}
+    )
+    body = render_comment(outcome, comment_marker("default"))
+    blob = "https://github.com/octo-org/octo-repo/blob/0123456789abcdef0123"
+    assert f"]({blob}/canary.yaml#L10)" in body
+    assert f"[`canaries/data/cases.csv#L17`]({blob}/canaries/data/cases.csv#L17)" in body
+
+
+def test_a_conversation_regression_shows_its_last_turns_before_the_diff() -> None:
+    pair = make_pair([comparison("chat")])
+    pair.conversations["chat"] = f"user: my order is late\ntool call_1: {HOSTILE}"
+    body = render_comment(make_outcome(pair), comment_marker("default"))
+    before = body.index("The conversation's last turns before the answer:")
+    assert before < body.index("user: my order is late") < body.index("```diff")
+    block = body[before : body.index("```diff")]
+    assert not LIVE_MENTION.search(block) and not LIVE_REFERENCE.search(block)
+    assert "<img" not in block.split("````")[0] and block.count("````") == 2  # one fenced block
+    assert "\u202e" not in block

@@ -117,3 +117,13 @@ def test_a_conversation_survives_a_round_trip_through_json() -> None:
     again = CanaryPrompt.model_validate_json(prompt.model_dump_json())
     assert again == prompt
     assert again.chat_messages() == prompt.chat_messages()
+
+
+def test_the_tail_of_a_conversation_names_roles_calls_and_results() -> None:
+    from promptcanary.core.messages import conversation_tail
+
+    prompt = CanaryPrompt(messages=_trace())
+    assert conversation_tail(prompt.messages or [], turns=2, limit=40) == (
+        'assistant: → get_weather({"city": "Paris"})\ntool call_1: {"temp_c": 31}'
+    )
+    assert conversation_tail(prompt.messages or [], limit=10).splitlines()[0] == "user: What is …"
