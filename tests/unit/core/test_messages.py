@@ -126,4 +126,4 @@ def test_the_tail_of_a_conversation_names_roles_calls_and_results() -> None:
     assert conversation_tail(prompt.messages or [], turns=2, limit=40) == (
         'assistant: → get_weather({"city": "Paris"})\ntool call_1: {"temp_c": 31}'
     )
-    assert conversation_tail(prompt.messages or [], limit=10).splitlines()[0] == "user: What is …"
+    assert conversation_tail(prompt.messages or [], limit=10).splitlines()[0] == "user: What is t…"
