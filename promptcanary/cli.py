@@ -122,12 +122,29 @@ prompts:
 # ── commands ────────────────────────────────────────────────────────────────────────────────────
 
 
+EXAMPLES = {"conversation": (), "dataset": ("data/tickets.csv",)}
+"""``init --example NAME``: starters in the package's ``starters/`` folder, and the files
+each writes next to the suite."""
+
+
+def _starter(name: str) -> str:
+    from importlib.resources import files
+
+    return files("promptcanary").joinpath("starters", name).read_text(encoding="utf-8")
+
+
 def cmd_init(args: argparse.Namespace, out: TextIO) -> int:
     # `init NAME` (PromptCanary 0.2.2) writes the suite into the folder NAME.
     path = Path(args.name) / "canary.yaml" if args.name else Path(args.path)
-    if path.exists() and not args.force:
-        raise CliError(f"{path} already exists; pass --force to overwrite it")
-    atomic_write_text(path, STARTER_SUITE.format(path=path))
+    extra = {path.parent / rel: _starter(Path(rel).name) for rel in EXAMPLES.get(args.example, ())}
+    for target in [path, *extra]:
+        if target.exists() and not args.force:
+            raise CliError(f"{target} already exists; pass --force to overwrite it")
+    text = _starter(f"{args.example}.yaml") if args.example else STARTER_SUITE
+    for target, content in extra.items():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target, content)
+    atomic_write_text(path, text.replace("{path}", str(path)))
     print(f"Wrote {path}. Next: promptcanary run --config {path} --save-baseline", file=out)
     return EXIT_OK
 
@@ -570,6 +587,12 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("name", nargs="?", help="a folder to write canary.yaml into")
     init.add_argument("--path", default="canary.yaml", help="where to write it (canary.yaml)")
     init.add_argument("--force", "-f", action="store_true", help="overwrite an existing file")
+    init.add_argument(
+        "--example",
+        choices=sorted(EXAMPLES),
+        help="a starter of another shape: a conversation with a tool result, or a template "
+        "over a CSV dataset (written next to the suite)",
+    )
 
     _add_run(sub.add_parser("run", help="run a suite against one or more models"))
     _add_compare(sub.add_parser("compare", help="compare a run with a baseline"))

@@ -449,3 +449,43 @@ def test_run_without_a_suite_suggests_promptcanary_init(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "canary.yaml" in done.stderr
     assert "promptcanary init" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("example", "answers"),
+    [
+        (
+            "dataset",
+            {
+                "route-ticket.t-001": '{"team": "billing"}',
+                "route-ticket.t-002": '{"team": "shipping"}',
+                "route-ticket.t-003": '{"team": "account"}',
+                "route-ticket.t-004": '{"team": "billing"}',
+                "route-ticket.t-005": '{"team": "shipping"}',
+            },
+        ),
+        (
+            "conversation",
+            {
+                "late-order-follow-up": "We are talking about order A-1234.",
+                "weather-after-tool": "It is 31 °C and clear in Paris.",
+            },
+        ),
+    ],
+)
+def test_init_writes_starters_of_each_shape_that_run(
+    tmp_path: Path, example: str, answers: dict[str, str]
+) -> None:
+    done = cli("init", "--example", example, "--path", "suites/canary.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    if example == "dataset":
+        assert (tmp_path / "suites" / "data" / "tickets.csv").is_file()
+    write_recording(tmp_path / "answers.jsonl", answers)
+    ran = cli(
+        "run", "--config", "suites/canary.yaml", "--replay", "answers.jsonl", "--no-progress",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert "pass rate 100%" in ran.stdout
+    refused = cli("init", "--example", example, "--path", "suites/canary.yaml", cwd=tmp_path)
+    assert refused.returncode == 2 and "--force" in refused.stderr
