@@ -10,6 +10,7 @@ carrying file, line, column and a hint; its message names the valid choices.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import re
 from collections.abc import Iterator
@@ -379,8 +380,10 @@ def _apply_to_tags(
         raise _validation_error(exc, context, (*loc, "apply_to")) from None
 
 
+@functools.lru_cache(maxsize=256)  # a template over 10,000 rows builds its probe 10,000 times
 def _parameters(cls: type[ProbeClass]) -> dict[str, inspect.Parameter] | None:
-    """The keyword parameters of the probe's constructor; ``None`` when any keyword is accepted."""
+    """The keyword parameters of the probe's constructor; ``None`` when any keyword is accepted
+    (callers only read the mapping: it is shared)."""
     try:
         signature = inspect.signature(cls)
     except (TypeError, ValueError):
