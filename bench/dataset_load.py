@@ -12,7 +12,7 @@ bytes per row at every size).
 | wall s | median wall time of ``load_suite`` over the repeats |
 | CPU s | median CPU time of this process over the same calls |
 | µs/row | wall / N |
-| retained MiB | memory the loaded suite holds (tracemalloc: allocated and still alive after the load) |
+| retained MiB | what the loaded suite holds (tracemalloc: allocated, still alive after the load) |
 | KiB/row | retained / N: flat across sizes means linear growth |
 | peak MiB | tracemalloc's peak during the load |
 
@@ -54,7 +54,7 @@ prompts:
 
 def _write(folder: Path, rows: int) -> Path:
     lines = ["case,customer,body"]
-    lines += [f"c{n:06d},Customer {n},My parcel number {n} has not arrived yet." for n in range(rows)]
+    lines += [f"c{n:06d},Customer {n},My parcel {n} has not arrived yet." for n in range(rows)]
     (folder / "rows.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     path = folder / "suite.yaml"
     path.write_text(SUITE, encoding="utf-8")

@@ -44,7 +44,9 @@ def test_a_lone_placeholder_keeps_the_value_type_when_typed(value: str, expected
     assert render({"k": [value]}, ROW, typed=True) == {"k": [expected]}
 
 
-@pytest.mark.parametrize("text", ["{{ missing }}", "x {{ missing | upper }}", "{{ s }}{{ missing }}"])
+@pytest.mark.parametrize(
+    "text", ["{{ missing }}", "x {{ missing | upper }}", "{{ s }}{{ missing }}"]
+)
 def test_a_missing_variable_is_named(text: str) -> None:
     with pytest.raises(TemplateProblem) as info:
         render(text, ROW)
@@ -57,5 +59,5 @@ def test_variables_lists_what_the_template_uses_but_not_jinja_globals() -> None:
 
 
 def test_the_sandbox_refuses_internals() -> None:
-    with pytest.raises(TemplateProblem, match="SecurityError|unsafe"):
+    with pytest.raises(TemplateProblem, match=r"SecurityError|unsafe"):
         render("{{ s.__class__.__mro__[1].__subclasses__() }}", ROW)
