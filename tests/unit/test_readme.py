@@ -119,7 +119,8 @@ def test_the_suite_example_loads() -> None:
     examples = [b for b in code_blocks("yaml") if re.search(r"^prompts:", b, re.M)]
     assert examples, "no suite example in the README"
     for text in examples:
-        suite = suite_from_text(text, source="README.md")
+        # Dataset paths are relative to the suite: the README's are to the examples folder.
+        suite = suite_from_text(text, source=str(ROOT / "examples" / "README.md"))
         assert suite.prompts
 
 
