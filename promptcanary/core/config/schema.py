@@ -808,9 +808,15 @@ def suite_to_yaml(suite: SuiteSpec) -> str:
 
 def _prompt_entry(suite: SuiteSpec, prompt: CanaryPrompt) -> dict[str, Any]:
     entry: dict[str, Any] = {}
-    if prompt.id != default_prompt_id(prompt.text, prompt.system_prompt):
-        entry["id"] = prompt.id
-    entry["text"] = prompt.text
+    if prompt.messages is not None:  # a conversation: its turns, its id when not the default
+        turns = [m.model_dump(mode="json", exclude_none=True) for m in prompt.messages]
+        if prompt.id != CanaryPrompt(messages=turns, system_prompt=prompt.system_prompt).id:
+            entry["id"] = prompt.id
+        entry["messages"] = turns
+    else:
+        if prompt.id != default_prompt_id(prompt.text, prompt.system_prompt):
+            entry["id"] = prompt.id
+        entry["text"] = prompt.text
     entry["description"] = prompt.description
     entry["tags"] = list(prompt.tags)
     optional = {

@@ -428,3 +428,53 @@ def test_text_without_rows_is_sent_as_written(tmp_path: Path) -> None:
         tmp_path, "name: s\nprobes: [{type: json_validity}]\nprompts:\n  - text: 'Use {{ x }}'\n"
     )
     assert suite.prompts[0].text == "Use {{ x }}"
+
+
+def test_a_conversation_suite_renders_back_to_yaml_that_loads_the_same(tmp_path: Path) -> None:
+    from promptcanary.core.config.schema import suite_to_yaml
+
+    suite = load(tmp_path, TOOL_TRACE)
+    unnamed = load(
+        tmp_path, TOOL_TRACE.replace("  - id: weather-after-tool\n    messages:", "  - messages:")
+    )
+    for original in (suite, unnamed):
+        again = suite_from_text(suite_to_yaml(original))
+        assert again.prompts == original.prompts
+        assert again.prompt_hashes == original.prompt_hashes
+
+
+def test_a_probe_sees_the_conversation_and_checks_the_answer_against_the_tool_result(
+    tmp_path: Path,
+) -> None:
+    from promptcanary.core.models import CanaryPrompt, ProbeCategory, ProbeResult
+    from promptcanary.core.probes.base import BaseProbe
+    from promptcanary.core.probes.registry import ProbeRegistry
+
+    class UsesToolResult(BaseProbe):
+        probe_id = "uses_tool_result"
+        category = ProbeCategory.TOOL_USE
+
+        def evaluate(self, prompt: CanaryPrompt, response: LLMResponse) -> ProbeResult:
+            result = json.loads(next(m.content for m in prompt.messages or [] if m.role == "tool"))
+            passed = str(result["temp_c"]) in response.content
+            return self._make_result(prompt.id, passed=passed, score=float(passed))
+
+    registry = ProbeRegistry()
+    registry.register(UsesToolResult)
+    text = TOOL_TRACE.replace(
+        "probes: [{type: json_validity}]", "probes: [{type: uses_tool_result}]"
+    )
+    suite = load_suite(write(tmp_path, text), registry=registry)
+    (prompt,) = suite.prompts
+    said = {
+        content: [
+            r.passed
+            for r in score(
+                suite,
+                prompt,
+                LLMResponse(prompt_id=prompt.id, provider_model_id="m", content=content),
+            )
+        ]
+        for content in ("It is 31 °C.", "It is 12 °C.")
+    }
+    assert said == {"It is 31 °C.": [True], "It is 12 °C.": [False]}
