@@ -17,13 +17,13 @@ OpenAI's API, which takes it).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from scripts.local_model import LocalServer
 from tests.fakes.github_server import FakeGitHubServer
 from tests.real_model.conftest import make_harness, read_pair
+from tests.real_model.test_tool_calls import verdicts
 
 pytestmark = pytest.mark.real_model
 
@@ -58,10 +58,6 @@ prompts:
       - {type: response_length, id: short, max_chars: 400}
 """
 EXPECTED = {"two-turn": {"names-paris": "paris"}, "after-tool": {"says-31": "31"}}
-
-
-def verdicts(results: list[dict[str, Any]], prompt_id: str) -> dict[str, bool]:
-    return {r["probe_key"]: r["passed"] for r in results if r["prompt_id"] == prompt_id}
 
 
 @pytest.mark.timeout(600)
