@@ -35,4 +35,7 @@ def test_wheel_builds_without_warnings_and_ships_templates_and_py_typed(tmp_path
         assert templates, f"{package} has no templates to check"
         for template in templates:
             assert f"{package}/templates/{template.name}" in names
+    # `promptcanary init --example NAME` reads its starters from the installed package.
+    starters = sorted((ROOT / "promptcanary" / "starters").iterdir())
+    assert starters and all(f"promptcanary/starters/{s.name}" in names for s in starters)
     assert not [n for n in names if "__pycache__" in n], "byte code caches in the wheel"
