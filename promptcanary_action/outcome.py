@@ -88,6 +88,8 @@ class PairOutcome(BaseModel):
     """prompt id → line of the prompt entry in ``suite_file``."""
     probe_lines: dict[str, int] = Field(default_factory=dict)
     """``"<prompt id>/<probe key>"`` → line of a per-prompt probe entry in ``suite_file``."""
+    prompt_tags: dict[str, list[str]] = Field(default_factory=dict)
+    """prompt id → its tags in the suite (the report page filters comparisons by them)."""
     usage: UsageComparison | None = None
     """Latency, tokens and cost of the run and their change against the baseline."""
     usage_findings: list[UsageFinding] = Field(default_factory=list)

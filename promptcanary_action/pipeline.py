@@ -290,6 +290,7 @@ def judge_run(
         notes=[*evaluation.notes, *([save_note] if save_note else [])],
         prompt_lines=dict(suite.prompt_lines),
         probe_lines=suite.probe_lines,
+        prompt_tags={p.id: list(p.tags) for p in suite.prompts if p.tags},
         usage=evaluation.usage,
         history=history,
         **verdict_fields(evaluation),

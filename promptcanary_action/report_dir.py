@@ -105,6 +105,7 @@ def html_report(outcome: StepOutcome, artifacts_url: str | None = None) -> str:
             run=p.run,
             drift=p.drift,
             baseline=p.baseline_run,
+            tags=p.prompt_tags,
             usage=p.usage.current if p.usage else None,
         )
         for p in outcome.pairs

@@ -43,6 +43,7 @@
       const tr = document.createElement("tr");
       tr.className = row.verdict;
       tr.dataset.model = row.model;
+      tr.dataset.tags = row.tags.join(" ");
       for (const column of columns) {
         const td = document.createElement("td");
         if (column === "prompt") {

@@ -46,6 +46,22 @@ def test_demo_page_renders_without_console_errors_and_filters_by_model(
     assert _errors(browser) == []
 
 
+def test_tag_filter_of_the_action_written_page_keeps_the_tagged_prompts_rows(
+    browser: webdriver.Chrome, demo_report: Path
+) -> None:
+    browser.get(demo_report.as_uri())
+    rows = browser.find_elements(By.CSS_SELECTOR, "#comparisons tbody tr")
+    tag = Select(browser.find_element(By.CSS_SELECTOR, "select[data-filter=tags]"))
+    tags = [o.get_attribute("value") for o in tag.options if o.get_attribute("value")]
+    # examples/canary.yaml tags its prompts (json, tools, safety, …): the action carried them.
+    assert "json" in tags and "tools" in tags
+    tag.select_by_value("tools")
+    tooled = browser.find_elements(By.CSS_SELECTOR, "#comparisons tbody tr")
+    assert 0 < len(tooled) < len(rows)
+    assert {r.get_attribute("data-tags") for r in tooled} == {"tools"}
+    assert _errors(browser) == []
+
+
 def test_regressed_prompt_shows_both_answers_side_by_side(
     browser: webdriver.Chrome, demo_report: Path
 ) -> None:
