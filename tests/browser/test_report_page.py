@@ -77,6 +77,19 @@ def test_regressed_prompt_shows_both_answers_side_by_side(
         assert answers[0].is_displayed()
 
 
+def test_a_prompt_shows_its_pass_rate_history_as_a_drawn_line(
+    browser: webdriver.Chrome, demo_report: Path
+) -> None:
+    # The demo promotes three pushes before the pull request: every prompt has a history.
+    browser.get(demo_report.as_uri())
+    spark = browser.find_element(By.CSS_SELECTOR, "details.prompt.regressed summary svg.spark")
+    assert spark.is_displayed()
+    assert spark.size["width"] > 50 and spark.size["height"] > 10
+    title = spark.find_element(By.TAG_NAME, "title").get_attribute("textContent")
+    assert title.startswith("pass rate: 100% → 100% → 100% → ")
+    assert not title.endswith("→ 100% (this run last)")  # the regressed prompt fell today
+
+
 def test_hostile_answer_is_visible_text_and_never_runs(
     browser: webdriver.Chrome, tmp_path: Path
 ) -> None:

@@ -15,7 +15,7 @@ import base64
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
@@ -25,7 +25,12 @@ from jinja2 import PackageLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from promptcanary.core.models import CanaryRunResult, DriftReport, ProbeComparison
-from promptcanary.core.render.html_charts import ScoreTrend, trend_chart, usage_charts
+from promptcanary.core.render.html_charts import (
+    ScoreTrend,
+    pass_rate_sparkline,
+    trend_chart,
+    usage_charts,
+)
 from promptcanary.core.render.markdown import sanitize, truncate
 from promptcanary.core.render.report import RESPONSE_LIMIT, unified_diff
 from promptcanary.core.verdict.usage import UsageStats, compare_usage
@@ -47,10 +52,12 @@ class HtmlPair:
     run: CanaryRunResult
     drift: DriftReport | None = None
     baseline: CanaryRunResult | None = None
-    tags: dict[str, Sequence[str]] = field(default_factory=dict)
+    tags: Mapping[str, Sequence[str]] = field(default_factory=dict)
     """prompt id → its tags (when the suite is known)."""
     usage: UsageStats | None = None
     """Latency, tokens and cost of the run; computed from ``run`` when not given."""
+    prompt_trends: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    """prompt id → its pass rate (0–1) at earlier promoted baselines, then in ``run``."""
 
 
 def _verdict_of(c: ProbeComparison) -> str:
@@ -134,6 +141,7 @@ def _prompt_views(index: int, pair: HtmlPair) -> list[dict[str, Any]]:
                 "id": prompt_id,
                 "anchor": _anchor(index, prompt_id),
                 "regressed": prompt_id in regressed,
+                "trend": pass_rate_sparkline(pair.prompt_trends.get(prompt_id, ())),
                 "baseline": before,
                 "current": after,
                 "diff": diff,

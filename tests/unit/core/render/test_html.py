@@ -15,6 +15,7 @@ from promptcanary.core.render.html import (
     render_html,
     script_json,
 )
+from promptcanary.core.render.html_charts import pass_rate_sparkline
 from tests.unit.core.render.test_report import comparison, report, run
 
 HOSTILE = (
@@ -102,3 +103,25 @@ def test_artifacts_link_only_for_https() -> None:
     assert "javascript:x" not in render_html(pair, verdict="ok", artifacts_url="javascript:x")
     linked = render_html(pair, verdict="ok", artifacts_url="https://github.com/o/r/actions/runs/1")
     assert 'href="https://github.com/o/r/actions/runs/1"' in linked
+
+
+def test_a_prompt_with_a_pass_rate_history_gets_its_sparkline_in_its_summary() -> None:
+    today = run(answer("a"), answer("b", prompt_id="p2"))
+    trends = {"p1": [1.0, 0.5, 0.0]}
+    html = render_html([HtmlPair("demo", "gpt-4o", today, prompt_trends=trends)], verdict="ok")
+    summary = re.search(r"<summary>p1 (.*?)</summary>", html, re.S)
+    assert summary is not None
+    assert '<svg class="spark"' in summary.group(1)
+    assert "pass rate: 100% → 50% → 0% (this run last)" in summary.group(1)
+    # The line falls from the top to the bottom of the box.
+    points = re.search(r'points="([^"]+)"', summary.group(1))
+    assert points is not None
+    ys = [float(p.split(",")[1]) for p in points.group(1).split()]
+    assert ys[0] < ys[1] < ys[2]
+    # p2 has no history: no sparkline.
+    assert re.search(r"<summary>p2</summary>", html)
+
+
+def test_a_single_point_is_no_sparkline() -> None:
+    assert pass_rate_sparkline([0.5]) is None
+    assert pass_rate_sparkline([]) is None
