@@ -58,6 +58,8 @@ class HtmlPair:
     """Latency, tokens and cost of the run; computed from ``run`` when not given."""
     prompt_trends: Mapping[str, Sequence[float]] = field(default_factory=dict)
     """prompt id → its pass rate (0–1) at earlier promoted baselines, then in ``run``."""
+    notes: Sequence[str] = ()
+    """What the page says about this pair (e.g. why the baseline's answers are missing)."""
 
 
 def _verdict_of(c: ProbeComparison) -> str:
@@ -162,6 +164,7 @@ def _pair_view(index: int, pair: HtmlPair) -> dict[str, Any]:
         "regressions": len(drift.regressions) if drift else 0,
         "improvements": len(drift.improvements) if drift else 0,
         "errors": pair.run.error_count,
+        "notes": list(pair.notes),
         "usage": usage,
         "prompts": _prompt_views(index, pair),
     }

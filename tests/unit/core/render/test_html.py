@@ -125,3 +125,10 @@ def test_a_prompt_with_a_pass_rate_history_gets_its_sparkline_in_its_summary() -
 def test_a_single_point_is_no_sparkline() -> None:
     assert pass_rate_sparkline([0.5]) is None
     assert pass_rate_sparkline([]) is None
+
+
+def test_a_pairs_notes_are_shown_escaped() -> None:
+    today = run(answer("a"))
+    note = "The baseline's answers are not shown: <b>x</b>"
+    html = render_html([HtmlPair("demo", "gpt-4o", today, notes=[note])], verdict="ok")
+    assert '<p class="note muted">The baseline&#39;s answers are not shown: &lt;b&gt;x' in html
