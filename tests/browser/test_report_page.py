@@ -46,6 +46,30 @@ def test_demo_page_renders_without_console_errors_and_filters_by_model(
     assert _errors(browser) == []
 
 
+def test_model_filter_of_a_two_model_page_keeps_only_that_models_rows(
+    browser: webdriver.Chrome, two_model_report: Path
+) -> None:
+    browser.get(two_model_report.as_uri())
+    rows = browser.find_elements(By.CSS_SELECTOR, "#comparisons tbody tr")
+    assert {r.get_attribute("data-model") for r in rows} == {"fake/a", "fake/b"}
+    Select(browser.find_element(By.CSS_SELECTOR, "select[data-filter=model]")).select_by_value(
+        "fake/b"
+    )
+    kept = browser.find_elements(By.CSS_SELECTOR, "#comparisons tbody tr")
+    assert 0 < len(kept) < len(rows)
+    assert {r.get_attribute("data-model") for r in kept} == {"fake/b"}
+    assert (
+        browser.find_element(By.ID, "row-count").text == f"{len(kept)} of {len(rows)} comparisons"
+    )
+    # Then the tag: the math prompts of fake/b (sum, json), not greet.
+    Select(browser.find_element(By.CSS_SELECTOR, "select[data-filter=tags]")).select_by_value(
+        "math"
+    )
+    both = browser.find_elements(By.CSS_SELECTOR, "#comparisons tbody tr")
+    assert sorted(r.find_element(By.TAG_NAME, "a").text for r in both) == ["json", "sum"]
+    assert _errors(browser) == []
+
+
 def test_tag_filter_of_the_action_written_page_keeps_the_tagged_prompts_rows(
     browser: webdriver.Chrome, demo_report: Path
 ) -> None:

@@ -6,7 +6,9 @@ markup through jinja2's sandboxed autoescape, and for the script as JSON inside
 answer can close the element. The page's Content-Security-Policy allows only its own inline
 script and style (by sha256 hash) and no remote load, so even markup that slipped through could
 neither run nor fetch. The size is bounded: each answer is cut to :data:`ANSWER_LIMIT`
-characters and at most :data:`MAX_GROUPS` distinct answers per side of a prompt are shown.
+characters, at most :data:`MAX_GROUPS` distinct answers per side of a prompt are shown, today's
+answers the baseline gave word for word are shown once, and the page embeds at most
+:data:`PAGE_ANSWER_BUDGET` bytes of answer text (regressed, then changed prompts first).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -23,8 +25,15 @@ from typing import Any
 
 from jinja2 import PackageLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
+from markupsafe import escape
 
-from promptcanary.core.models import CanaryRunResult, DriftReport, ProbeComparison
+from promptcanary.core.models import (
+    CanaryRunResult,
+    DriftReport,
+    LLMResponse,
+    ProbeComparison,
+    ProbeResult,
+)
 from promptcanary.core.render.html_charts import (
     ScoreTrend,
     pass_rate_sparkline,
@@ -35,12 +44,22 @@ from promptcanary.core.render.markdown import sanitize, truncate
 from promptcanary.core.render.report import RESPONSE_LIMIT, unified_diff
 from promptcanary.core.verdict.usage import UsageStats, compare_usage
 
-__all__ = ["ANSWER_LIMIT", "MAX_GROUPS", "HtmlPair", "ScoreTrend", "render_html"]
+__all__ = [
+    "ANSWER_LIMIT",
+    "MAX_GROUPS",
+    "PAGE_ANSWER_BUDGET",
+    "HtmlPair",
+    "ScoreTrend",
+    "render_html",
+]
 
 ANSWER_LIMIT = RESPONSE_LIMIT
 """Characters of one answer embedded in the page (the full text stays in run.json)."""
 MAX_GROUPS = 10
 """Distinct answers shown per side of a prompt; the rest are counted, not shown."""
+PAGE_ANSWER_BUDGET = 8_000_000
+"""UTF-8 bytes of answer text (escaped) and diffs one page embeds in all: past it, a prompt's
+answers are counted and scored on the page but their texts are left to run.json."""
 
 
 @dataclass(frozen=True)
@@ -100,25 +119,48 @@ def _rows(index: int, pair: HtmlPair) -> list[dict[str, Any]]:
     ]
 
 
-def _groups(run: CanaryRunResult | None, prompt_id: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _RunIndex:
+    """A run's answers and probe results by prompt, read once (a page of 2,000 prompts would
+    otherwise scan every result of the run for each answer group)."""
+
+    responses: dict[str, list[LLMResponse]]
+    results: dict[str, list[ProbeResult]]
+
+    @classmethod
+    def of(cls, run: CanaryRunResult | None) -> _RunIndex | None:
+        if run is None:
+            return None
+        responses: dict[str, list[LLMResponse]] = defaultdict(list)
+        results: dict[str, list[ProbeResult]] = defaultdict(list)
+        for response in run.llm_responses:
+            responses[response.prompt_id].append(response)
+        for result in run.probe_results:
+            results[result.prompt_id].append(result)
+        return cls(responses, results)
+
+
+def _groups(run: _RunIndex | None, prompt_id: str) -> dict[str, Any]:
     """A prompt's answers grouped by identical text (most frequent first), with each group's
     probe results (passes out of samples per probe)."""
     if run is None:
         return {"known": False, "groups": [], "hidden": 0, "total": 0}
-    responses = run.responses_for(prompt_id)
+    responses = run.responses.get(prompt_id, [])
     texts = {r.sample: (r.error and f"[error] {r.error}") or r.content for r in responses}
     counts = Counter(texts.values())
     groups = []
     for text, count in counts.most_common(MAX_GROUPS):
         samples = {s for s, t in texts.items() if t == text}
         probes: dict[str, list[int]] = {}
-        for result in run.probe_results:
-            if result.prompt_id == prompt_id and result.sample in samples:
+        for result in run.results.get(prompt_id, []):
+            if result.sample in samples:
                 tally = probes.setdefault(result.probe_name or result.probe_id, [0, 0])
                 tally[0] += int(result.passed)
                 tally[1] += 1
         shown = truncate(sanitize(text), ANSWER_LIMIT)
-        groups.append({"text": shown, "count": count, "probes": probes, "cut": shown != text})
+        groups.append(
+            {"text": shown, "count": count, "probes": probes, "cut": shown != text, "same": False}
+        )
     return {
         "known": True,
         "groups": groups,
@@ -131,25 +173,66 @@ def _prompt_views(index: int, pair: HtmlPair) -> list[dict[str, Any]]:
     ids = list(
         dict.fromkeys([*pair.run.prompt_ids, *(pair.baseline.prompt_ids if pair.baseline else [])])
     )
-    regressed = {c.prompt_id for c in pair.drift.regressions} if pair.drift else set()
+    drift = pair.drift
+    regressed = {c.prompt_id for c in drift.regressions} if drift else set()
+    moved = (
+        {c.prompt_id for c in drift.comparisons if _verdict_of(c) != "unchanged"}
+        if drift
+        else set()
+    )
+    baseline, current = _RunIndex.of(pair.baseline), _RunIndex.of(pair.run)
     views = []
     for prompt_id in ids:
-        before, after = _groups(pair.baseline, prompt_id), _groups(pair.run, prompt_id)
+        before, after = _groups(baseline, prompt_id), _groups(current, prompt_id)
         diff = ""
         if before["groups"] and after["groups"]:
             diff = unified_diff(before["groups"][0]["text"], after["groups"][0]["text"])
+        # Today's answers the baseline gave word for word are shown once, on its side.
+        known = {g["text"] for g in before["groups"]}
+        for group in after["groups"]:
+            group["same"] = group["text"] in known
         views.append(
             {
                 "id": prompt_id,
                 "anchor": _anchor(index, prompt_id),
                 "regressed": prompt_id in regressed,
+                "rank": 0 if prompt_id in regressed else 1 if prompt_id in moved or diff else 2,
                 "trend": pass_rate_sparkline(pair.prompt_trends.get(prompt_id, ())),
                 "baseline": before,
                 "current": after,
                 "diff": diff,
+                "embedded": True,
             }
         )
     return views
+
+
+def _embedded_bytes(view: dict[str, Any]) -> int:
+    """UTF-8 bytes the view's answer texts and diff take in the page, escaped."""
+    texts = [
+        g["text"]
+        for side in (view["baseline"], view["current"])
+        for g in side["groups"]
+        if not g["same"]
+    ]
+    return sum(len(str(escape(t)).encode("utf-8")) for t in [*texts, view["diff"]])
+
+
+def _fit_budget(views: list[dict[str, Any]], budget: int) -> int:
+    """Keep the page's answer texts within ``budget`` bytes: regressed prompts first, then
+    prompts whose verdict or answers changed, then the rest, each in page order; a view past
+    the budget keeps its counts and probe results, not its texts. Returns the views cut."""
+    spent, cut = 0, 0
+    for view in sorted(views, key=lambda v: v["rank"]):  # stable: page order within a rank
+        cost = _embedded_bytes(view)
+        if spent + cost <= budget:
+            spent += cost
+            continue
+        view["embedded"], view["diff"], cut = False, "", cut + 1
+        for side in (view["baseline"], view["current"]):
+            for group in side["groups"]:
+                group["text"] = ""
+    return cut
 
 
 def _pair_view(index: int, pair: HtmlPair) -> dict[str, Any]:
@@ -209,10 +292,13 @@ def render_html(
     title: str = "PromptCanary report",
     trends: Sequence[ScoreTrend] = (),
     artifacts_url: str | None = None,
+    answer_budget: int = PAGE_ANSWER_BUDGET,
 ) -> str:
-    """The whole page. ``verdict`` is the run's verdict line as the comment states it."""
+    """The whole page. ``verdict`` is the run's verdict line as the comment states it;
+    ``answer_budget``: bytes of answer text it embeds at most (:data:`PAGE_ANSWER_BUDGET`)."""
     script, style = _static("report.js"), _static("report.css")
     views = [_pair_view(i, p) for i, p in enumerate(pairs)]
+    unembedded = _fit_budget([v for view in views for v in view["prompts"]], answer_budget)
     rows = [row for i, p in enumerate(pairs) for row in _rows(i, p)]
     csp = (
         f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(style)}; "
@@ -233,5 +319,7 @@ def render_html(
             artifacts_url=artifacts_url if (artifacts_url or "").startswith("https://") else None,
             answer_limit=ANSWER_LIMIT,
             max_groups=MAX_GROUPS,
+            answer_budget=answer_budget,
+            unembedded=unembedded,
         )
     )

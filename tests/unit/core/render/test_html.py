@@ -132,3 +132,43 @@ def test_a_pairs_notes_are_shown_escaped() -> None:
     note = "The baseline's answers are not shown: <b>x</b>"
     html = render_html([HtmlPair("demo", "gpt-4o", today, notes=[note])], verdict="ok")
     assert '<p class="note muted">The baseline&#39;s answers are not shown: &lt;b&gt;x' in html
+
+
+def _sides(html: str, prompt_id: str) -> tuple[str, str]:
+    """The baseline and today columns of a prompt's view."""
+    start = html.index(f"<summary>{prompt_id}")
+    end = html.index("</details>", start)
+    view = html[start:end]
+    middle = view.index('data-side="today"')
+    return view[:middle], view[middle:]
+
+
+def test_todays_answers_the_baseline_gave_word_for_word_are_shown_once() -> None:
+    today = run(answer("kept answer", 0), answer("new answer", 1))
+    before = run(answer("kept answer", 0), answer("kept answer", 1))
+    html = render_html([HtmlPair("demo", "m", today, baseline=before)], verdict="ok")
+    baseline, current = _sides(html, "p1")
+    assert "<pre>kept answer</pre>" in baseline and "× 2" in baseline
+    assert "<pre>kept answer</pre>" not in current
+    assert "The baseline's answer, word for word" in current and "× 1" in current
+    assert "<pre>new answer</pre>" in current
+
+
+def test_the_page_budget_keeps_regressed_prompts_answers_first() -> None:
+    ids = ["calm-1", "calm-2", "fell"]
+    today = run(*(answer(f"today {p} " + "x" * 400, prompt_id=p) for p in ids))
+    before = run(*(answer(f"before {p} " + "x" * 400, prompt_id=p) for p in ids))
+    drift = report(comparisons=[comparison("fell", 1.0, 0.0), comparison("calm-1", 1.0, 1.0)])
+    pair = HtmlPair("demo", "m", today, drift=drift, baseline=before)
+    # Room for one prompt's two answers and their diff, not for two prompts.
+    html = render_html([pair], verdict="ok", answer_budget=2_000)
+    fell_before, fell_today = _sides(html, "fell")
+    assert "before fell" in fell_before and "today fell" in fell_today
+    for calm in ("calm-1", "calm-2"):
+        calm_before, calm_today = _sides(html, calm)
+        assert f"today {calm}" not in calm_today and f"before {calm}" not in calm_before
+        assert "Answer texts not embedded" in calm_before and "× 1" in calm_today
+    assert "The answer texts of 2 prompt view(s) are not embedded" in html
+    # Without the budget's pressure every text is in.
+    whole = render_html([pair], verdict="ok")
+    assert "not embedded" not in whole and "today calm-2" in whole
