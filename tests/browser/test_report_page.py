@@ -11,6 +11,7 @@ from selenium.webdriver.support.ui import Select
 
 from promptcanary.core.models import CanaryRunResult, LLMResponse, ProviderConfig
 from promptcanary.core.render.html import HtmlPair, render_html
+from tests.unit.core.render.test_report import comparison, report, run
 
 pytestmark = pytest.mark.browser
 
@@ -133,3 +134,34 @@ def test_hostile_answer_is_visible_text_and_never_runs(
     assert browser.execute_script("return window.pwned === undefined")
     # Our own script did run (the marker check above is not vacuous).
     assert browser.find_element(By.ID, "row-count").text == "0 of 0 comparisons"
+
+
+def test_a_closed_prompt_is_built_when_opened_and_long_tables_draw_on_request(
+    browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    ids = [f"q{i:03d}" for i in range(600)]
+    today = run(*(LLMResponse(prompt_id=p, provider_model_id="m", content=f"now {p}") for p in ids))
+    before = run(
+        *(LLMResponse(prompt_id=p, provider_model_id="m", content=f"was {p}") for p in ids)
+    )
+    drift = report(comparisons=[comparison(p, 1.0, 1.0) for p in ids])
+    page = tmp_path / "report.html"
+    pair = HtmlPair("s", "m", today, drift=drift, baseline=before)
+    page.write_text(render_html([pair], verdict="ok"), encoding="utf-8")
+    browser.get(page.as_uri())
+
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#comparisons tbody tr")) == 500
+    count = browser.find_element(By.ID, "row-count")
+    assert count.text == "600 of 600 comparisons (the first 500 shown)"
+    more = browser.find_element(By.ID, "more-rows")
+    assert more.text == "Show all 600"
+    more.click()
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#comparisons tbody tr")) == 600
+    assert count.text == "600 of 600 comparisons" and not more.is_displayed()
+
+    last = browser.find_element(By.CSS_SELECTOR, "details.prompt:last-of-type")
+    assert last.find_elements(By.CSS_SELECTOR, ".sides") == []  # nothing built while closed
+    last.find_element(By.TAG_NAME, "summary").click()
+    assert last.find_element(By.CSS_SELECTOR, "[data-side=baseline] pre").text == "was q599"
+    assert last.find_element(By.CSS_SELECTOR, "[data-side=today] pre").text == "now q599"
+    assert _errors(browser) == []

@@ -22,6 +22,7 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.core.render.terminal import format_drift, format_run
+from tests.unit.core.render.test_html import texts, view
 
 ROOT = Path(__file__).resolve().parents[2]
 ESC = "\x1b"
@@ -419,13 +420,6 @@ def test_report_html_from_stored_files_and_view_finds_the_latest(workdir: Path) 
     assert viewed.stdout.strip() == str(page.resolve())
 
 
-def _baseline_side(html: str, prompt_id: str) -> str:
-    """The baseline column of a prompt's side-by-side view in the page."""
-    start = html.index(f"<summary>{prompt_id}")
-    side = html.index('data-side="baseline"', start)
-    return html[side : html.index('data-side="today"', side)]
-
-
 def test_report_html_from_stored_files_shows_the_baseline_the_drift_names(workdir: Path) -> None:
     run_and_save_baseline(workdir)
     current = cli(
@@ -447,21 +441,21 @@ def test_report_html_from_stored_files_shows_the_baseline_the_drift_names(workdi
                 "found.html", cwd=workdir)  # fmt: skip
     assert found.returncode == 0, found.stderr
     html = (workdir / "found.html").read_text(encoding="utf-8")
-    assert "<pre>Paris</pre>" in _baseline_side(html, "capital-france")
-    assert "not shown" not in html and found.stdout == ""
+    assert texts(view(html, "capital-france")["baseline"]) == ["Paris"]
+    assert "answers are not shown" not in html and found.stdout == ""
 
     lost = cli("report", "drift.json", "--format", "html", "-o", "lost.html", cwd=workdir)
     assert lost.returncode == 0, lost.stderr
     why = "and the baseline directory .promptcanary/baselines does not exist"
     assert why in lost.stdout
     page = (workdir / "lost.html").read_text(encoding="utf-8")
-    assert why in page and "No stored answers." in _baseline_side(page, "capital-france")
+    assert why in page and not view(page, "capital-france")["baseline"]["known"]
 
     oldest, newest = sorted((workdir / "bl").glob("*.json"))
     given = cli("report", "drift.json", "--format", "html", "--baseline", str(oldest),
                 cwd=workdir)  # fmt: skip
     assert given.returncode == 0, given.stderr
-    assert "<pre>Paris</pre>" in _baseline_side(given.stdout, "capital-france")
+    assert texts(view(given.stdout, "capital-france")["baseline"]) == ["Paris"]
     wrong = cli("report", "drift.json", "--format", "html", "--baseline", str(newest),
                 cwd=workdir)  # fmt: skip
     assert wrong.returncode == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -32,4 +33,6 @@ def test_demo_reports_the_drifted_recordings_regressions_offline(tmp_path: Path)
     assert "<!-- promptcanary-action:comment-id=default -->" in comment
     assert (tmp_path / ".demo" / "baselines").is_dir()
     page = (tmp_path / "promptcanary-report" / "report.html").read_text(encoding="utf-8")
-    assert page.count('"verdict": "regression"') == 7
+    start = page.index('id="report-data">') + len('id="report-data">')
+    rows = json.loads(page[start : page.index("</script>", start)])["rows"]
+    assert [r[4] for r in rows].count("regression") == 7  # the verdict column of each row

@@ -25,7 +25,6 @@ from typing import Any
 
 from jinja2 import PackageLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
-from markupsafe import escape
 
 from promptcanary.core.models import (
     CanaryRunResult,
@@ -93,28 +92,27 @@ def _verdict_of(c: ProbeComparison) -> str:
     return "unchanged"
 
 
-def _anchor(index: int, prompt_id: str) -> str:
-    digest = hashlib.sha256(prompt_id.encode()).hexdigest()[:10]
-    return f"p{index}-{digest}"
+def _anchor(index: int, position: int) -> str:
+    """The element id of the ``position``-th prompt view of the ``index``-th pair."""
+    return f"p{index}-{position}"
 
 
-def _rows(index: int, pair: HtmlPair) -> list[dict[str, Any]]:
+def _rows(index: int, pair: HtmlPair, positions: Mapping[str, int]) -> list[list[Any]]:
+    """The pair's comparisons, compactly: [pair, prompt position, probe, probe type, verdict,
+    baseline, current, delta] (the script names the fields; a 2,000-prompt page has 18,000)."""
     if pair.drift is None:
         return []
     return [
-        {
-            "suite": pair.suite,
-            "model": pair.model,
-            "prompt": c.prompt_id,
-            "probe": c.probe_name or c.probe_id,
-            "type": c.probe_id,
-            "tags": list(pair.tags.get(c.prompt_id, ())),
-            "verdict": _verdict_of(c),
-            "baseline": round(c.baseline_score, 4),
-            "current": round(c.current_score, 4),
-            "delta": round(c.score_delta, 4),
-            "anchor": _anchor(index, c.prompt_id),
-        }
+        [
+            index,
+            positions[c.prompt_id],
+            c.probe_name or c.probe_id,
+            c.probe_id,
+            _verdict_of(c),
+            round(c.baseline_score, 4),
+            round(c.current_score, 4),
+            round(c.score_delta, 4),
+        ]
         for c in pair.drift.comparisons
     ]
 
@@ -170,10 +168,16 @@ def _groups(run: _RunIndex | None, prompt_id: str) -> dict[str, Any]:
 
 
 def _prompt_views(index: int, pair: HtmlPair) -> list[dict[str, Any]]:
-    ids = list(
-        dict.fromkeys([*pair.run.prompt_ids, *(pair.baseline.prompt_ids if pair.baseline else [])])
-    )
     drift = pair.drift
+    ids = list(
+        dict.fromkeys(
+            [
+                *pair.run.prompt_ids,
+                *(pair.baseline.prompt_ids if pair.baseline else []),
+                *(c.prompt_id for c in (drift.comparisons if drift else ())),
+            ]
+        )
+    )
     regressed = {c.prompt_id for c in drift.regressions} if drift else set()
     moved = (
         {c.prompt_id for c in drift.comparisons if _verdict_of(c) != "unchanged"}
@@ -182,7 +186,7 @@ def _prompt_views(index: int, pair: HtmlPair) -> list[dict[str, Any]]:
     )
     baseline, current = _RunIndex.of(pair.baseline), _RunIndex.of(pair.run)
     views = []
-    for prompt_id in ids:
+    for position, prompt_id in enumerate(ids):
         before, after = _groups(baseline, prompt_id), _groups(current, prompt_id)
         diff = ""
         if before["groups"] and after["groups"]:
@@ -194,7 +198,7 @@ def _prompt_views(index: int, pair: HtmlPair) -> list[dict[str, Any]]:
         views.append(
             {
                 "id": prompt_id,
-                "anchor": _anchor(index, prompt_id),
+                "anchor": _anchor(index, position),
                 "regressed": prompt_id in regressed,
                 "rank": 0 if prompt_id in regressed else 1 if prompt_id in moved or diff else 2,
                 "trend": pass_rate_sparkline(pair.prompt_trends.get(prompt_id, ())),
@@ -208,14 +212,63 @@ def _prompt_views(index: int, pair: HtmlPair) -> list[dict[str, Any]]:
 
 
 def _embedded_bytes(view: dict[str, Any]) -> int:
-    """UTF-8 bytes the view's answer texts and diff take in the page, escaped."""
+    """UTF-8 bytes the view's answer texts and diff take in the page's data, encoded."""
     texts = [
         g["text"]
         for side in (view["baseline"], view["current"])
         for g in side["groups"]
         if not g["same"]
     ]
-    return sum(len(str(escape(t)).encode("utf-8")) for t in [*texts, view["diff"]])
+    return len(script_json([*texts, view["diff"]]).encode("utf-8"))
+
+
+SAME, CUT = 2, 1
+"""An answer group's flag in the page's data: today's text is the baseline's; cut to the limit."""
+
+
+def _side_data(side: dict[str, Any], probe_names: dict[str, int]) -> list[Any] | None:
+    """One side of a view, compactly (the page has thousands): None when no answers are
+    stored, else [answers, distinct ones not shown, groups]; a group is [count, text, flag,
+    probe results as name index, passes, results, …]."""
+    if not side["known"]:
+        return None
+    groups = []
+    for g in side["groups"]:
+        probes: list[int] = []
+        for name, (passes, total) in g["probes"].items():
+            probes += [probe_names.setdefault(name, len(probe_names)), passes, total]
+        flag = SAME if g["same"] else CUT if g["cut"] else 0
+        groups.append([g["count"], "" if g["same"] else g["text"], flag, probes])
+    return [side["total"], side["hidden"], groups]
+
+
+def _pairs_data(pairs: Sequence[HtmlPair], views: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per pair: its names, its prompts (in view order) with their tags, and each prompt's
+    side-by-side view as data, [embedded, baseline side, today's side, diff]: the page's
+    script builds a view when its prompt is opened (thousands of prompts as markup would take
+    Chromium seconds to parse and lay out)."""
+    data = []
+    for pair, view in zip(pairs, views, strict=True):
+        names: dict[str, int] = {}
+        data.append(
+            {
+                "suite": pair.suite,
+                "model": pair.model,
+                "prompts": [v["id"] for v in view["prompts"]],
+                "tags": [list(pair.tags.get(v["id"], ())) for v in view["prompts"]],
+                "views": [
+                    [
+                        int(v["embedded"]),
+                        _side_data(v["baseline"], names),
+                        _side_data(v["current"], names),
+                        v["diff"],
+                    ]
+                    for v in view["prompts"]
+                ],
+                "probes": list(names),
+            }
+        )
+    return data
 
 
 def _fit_budget(views: list[dict[str, Any]], budget: int) -> int:
@@ -299,7 +352,8 @@ def render_html(
     script, style = _static("report.js"), _static("report.css")
     views = [_pair_view(i, p) for i, p in enumerate(pairs)]
     unembedded = _fit_budget([v for view in views for v in view["prompts"]], answer_budget)
-    rows = [row for i, p in enumerate(pairs) for row in _rows(i, p)]
+    positions = [{v["id"]: n for n, v in enumerate(view["prompts"])} for view in views]
+    rows = [row for i, p in enumerate(pairs) for row in _rows(i, p, positions[i])]
     csp = (
         f"default-src 'none'; script-src {csp_hash(script)}; style-src {csp_hash(style)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
@@ -311,14 +365,19 @@ def render_html(
             title=title,
             verdict=verdict,
             pairs=views,
-            data=script_json({"rows": rows}),
+            data=script_json(
+                {
+                    "pairs": _pairs_data(pairs, views),
+                    "rows": rows,
+                    "answerLimit": ANSWER_LIMIT,
+                    "maxGroups": MAX_GROUPS,
+                }
+            ),
             csp=csp,
             script=script,
             style=style,
             charts=[trend_chart(t) for t in trends] + usage_charts(views),
             artifacts_url=artifacts_url if (artifacts_url or "").startswith("https://") else None,
-            answer_limit=ANSWER_LIMIT,
-            max_groups=MAX_GROUPS,
             answer_budget=answer_budget,
             unembedded=unembedded,
         )

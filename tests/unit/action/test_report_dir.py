@@ -197,11 +197,11 @@ def test_an_older_step_json_without_the_pairs_decisions_loads_and_is_judged_alik
     assert verdict_of(build_outcome(again, Settings(), warnings=[])) == verdict_of(out)
 
 
-def page_rows(html: str) -> list[dict[str, Any]]:
-    """The comparison rows the report page's script draws (its JSON data block)."""
+def page_tags(html: str) -> dict[str, list[str]]:
+    """Prompt id → its tags, as the report page's data gives them to the tag filter."""
     start = html.index('id="report-data">') + len('id="report-data">')
-    rows: list[dict[str, Any]] = json.loads(html[start : html.index("</script>", start)])["rows"]
-    return rows
+    (pair,) = json.loads(html[start : html.index("</script>", start)])["pairs"]
+    return dict(zip(pair["prompts"], pair["tags"], strict=True))
 
 
 def test_the_page_of_the_step_carries_each_prompts_tags(tmp_path: Path) -> None:
@@ -209,8 +209,8 @@ def test_the_page_of_the_step_carries_each_prompts_tags(tmp_path: Path) -> None:
         update={"prompt_tags": {"p2": ["billing", "json"]}}
     )
     write_reports(outcome([tagged]), tmp_path, "c", "s")
-    rows = page_rows((tmp_path / "report.html").read_text(encoding="utf-8"))
-    assert {r["prompt"]: r["tags"] for r in rows} == {"p1": [], "p2": ["billing", "json"]}
+    tags = page_tags((tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert tags == {"p1": [], "p2": ["billing", "json"]}
 
 
 def test_no_secret_reaches_any_report_file(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from promptcanary.core.models import LLMResponse, ProbeResult
 from promptcanary.core.render.html import (
@@ -43,12 +44,61 @@ def page(current_text: str = HOSTILE, *, model: str = "gpt-4o", samples: int = 1
     return render_html([pair], verdict="1 regression")
 
 
+def page_data(html: str) -> dict[str, Any]:
+    """The page's JSON data block (what its script draws the table and the views from)."""
+    start = html.index('id="report-data">') + len('id="report-data">')
+    data: dict[str, Any] = json.loads(html[start : html.index("</script>", start)])
+    return data
+
+
+def _side(side: list[Any] | None, names: list[str]) -> dict[str, Any]:
+    """One side of a view as the page's script reads it (a small reader of what we write)."""
+    if side is None:
+        return {"known": False, "total": 0, "hidden": 0, "groups": []}
+    total, hidden, groups = side
+    return {
+        "known": True,
+        "total": total,
+        "hidden": hidden,
+        "groups": [
+            {
+                "n": n,
+                "text": text,
+                "cut": flag == 1,
+                "same": flag == 2,
+                "probes": [[names[p[i]], p[i + 1], p[i + 2]] for i in range(0, len(p), 3)],
+            }
+            for n, text, flag, p in groups
+        ],
+    }
+
+
+def view(html: str, prompt_id: str, pair: int = 0) -> dict[str, Any]:
+    """The side-by-side view data of ``prompt_id`` in the ``pair``-th pair."""
+    data = page_data(html)["pairs"][pair]
+    position = data["prompts"].index(prompt_id)
+    # The prompt's element is where the script builds it.
+    assert f'<details id="p{pair}-{position}"' in html
+    embedded, baseline, current, diff = data["views"][position]
+    return {
+        "embedded": embedded == 1,
+        "baseline": _side(baseline, data["probes"]),
+        "current": _side(current, data["probes"]),
+        "diff": diff,
+    }
+
+
+def texts(side: dict[str, Any]) -> list[str]:
+    return [g["text"] for g in side["groups"]]
+
+
 def test_hostile_answers_and_names_are_escaped_in_markup_and_json() -> None:
     html = page(model="<b>evil</b>")
     assert "<script>window.pwned" not in html
     assert "<img src=x" not in html
     assert 'href="javascript:' not in html
-    assert "&lt;/script&gt;&lt;script&gt;window.pwned=1" in html
+    assert "\\u003c/script\\u003e\\u003cscript\\u003ewindow.pwned=1" in html
+    assert texts(view(html, "p1")["current"]) == [HOSTILE]  # the text itself, for textContent
     assert "&lt;b&gt;evil&lt;/b&gt;" in html
     # Exactly two script elements: the JSON data block and our own script.
     assert len(re.findall(r"<script\b", html)) == 2
@@ -77,16 +127,21 @@ def test_csp_allows_exactly_the_inline_script_and_style() -> None:
 def test_answers_are_capped_and_groups_counted() -> None:
     long = page("x" * (ANSWER_LIMIT * 3))
     assert "x" * (ANSWER_LIMIT + 1) not in long
-    assert f"Cut to {ANSWER_LIMIT} characters" in long
+    (group,) = view(long, "p1")["current"]["groups"]
+    assert group["cut"] and len(group["text"]) <= ANSWER_LIMIT
+    assert page_data(long)["answerLimit"] == ANSWER_LIMIT
     today = run(*(answer(f"answer {i}", i) for i in range(MAX_GROUPS + 3)))
     many = render_html([HtmlPair("demo", "gpt-4o", today)], verdict="ok")
-    assert "3 more distinct answers not shown" in many
+    current = view(many, "p1")["current"]
+    assert len(current["groups"]) == MAX_GROUPS and current["hidden"] == 3
+    assert current["total"] == MAX_GROUPS + 3
 
 
 def test_identical_answers_are_grouped_with_their_count() -> None:
     html = page("same text", samples=4)
-    assert html.count("<pre>same text</pre>") == 1
-    assert "× 4" in html
+    (group,) = view(html, "p1")["current"]["groups"]
+    assert (group["text"], group["n"]) == ("same text", 4)
+    assert group["probes"] == [["json_validity", 0, 1]]  # the one result, on sample 0
 
 
 def test_trend_chart_is_inline_svg_with_escaped_labels() -> None:
@@ -134,24 +189,15 @@ def test_a_pairs_notes_are_shown_escaped() -> None:
     assert '<p class="note muted">The baseline&#39;s answers are not shown: &lt;b&gt;x' in html
 
 
-def _sides(html: str, prompt_id: str) -> tuple[str, str]:
-    """The baseline and today columns of a prompt's view."""
-    start = html.index(f"<summary>{prompt_id}")
-    end = html.index("</details>", start)
-    view = html[start:end]
-    middle = view.index('data-side="today"')
-    return view[:middle], view[middle:]
-
-
 def test_todays_answers_the_baseline_gave_word_for_word_are_shown_once() -> None:
     today = run(answer("kept answer", 0), answer("new answer", 1))
     before = run(answer("kept answer", 0), answer("kept answer", 1))
     html = render_html([HtmlPair("demo", "m", today, baseline=before)], verdict="ok")
-    baseline, current = _sides(html, "p1")
-    assert "<pre>kept answer</pre>" in baseline and "× 2" in baseline
-    assert "<pre>kept answer</pre>" not in current
-    assert "The baseline's answer, word for word" in current and "× 1" in current
-    assert "<pre>new answer</pre>" in current
+    shown = view(html, "p1")
+    assert [(g["text"], g["n"]) for g in shown["baseline"]["groups"]] == [("kept answer", 2)]
+    kept, new = shown["current"]["groups"]
+    assert kept["same"] and kept["text"] == "" and kept["n"] == 1
+    assert not new["same"] and new["text"] == "new answer"
 
 
 def test_the_page_budget_keeps_regressed_prompts_answers_first() -> None:
@@ -162,13 +208,16 @@ def test_the_page_budget_keeps_regressed_prompts_answers_first() -> None:
     pair = HtmlPair("demo", "m", today, drift=drift, baseline=before)
     # Room for one prompt's two answers and their diff, not for two prompts.
     html = render_html([pair], verdict="ok", answer_budget=2_000)
-    fell_before, fell_today = _sides(html, "fell")
-    assert "before fell" in fell_before and "today fell" in fell_today
+    fell = view(html, "fell")
+    assert fell["embedded"] and fell["diff"]
+    assert texts(fell["baseline"]) == ["before fell " + "x" * 400]
     for calm in ("calm-1", "calm-2"):
-        calm_before, calm_today = _sides(html, calm)
-        assert f"today {calm}" not in calm_today and f"before {calm}" not in calm_before
-        assert "Answer texts not embedded" in calm_before and "× 1" in calm_today
+        cut = view(html, calm)
+        assert not cut["embedded"] and cut["diff"] == ""
+        assert texts(cut["baseline"]) == texts(cut["current"]) == [""]
+        assert cut["current"]["groups"][0]["n"] == 1 and cut["current"]["total"] == 1
     assert "The answer texts of 2 prompt view(s) are not embedded" in html
     # Without the budget's pressure every text is in.
     whole = render_html([pair], verdict="ok")
-    assert "not embedded" not in whole and "today calm-2" in whole
+    assert "prompt view(s) are not embedded" not in whole and view(whole, "calm-2")["embedded"]
+    assert texts(view(whole, "calm-2")["current"]) == ["today calm-2 " + "x" * 400]
