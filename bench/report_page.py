@@ -53,6 +53,8 @@ from promptcanary_action.report_dir import html_report
 from promptcanary_action.settings import Settings
 
 PROBES = ("response_length", "keyword_presence", "verbosity")
+DOCUMENTED_MB = 16
+"""README, "Size bound": a 2,000-prompt, 3-model run with 3 probes a prompt stays under it."""
 TAGS = ("json", "tools", "safety", "factual", "style")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 TEXTS = 5_000
@@ -204,14 +206,15 @@ def main() -> None:
             path.write_text(page, encoding="utf-8")
             size = path.stat().st_size
             timing = open_in_chromium(path, args.repeat)
-            rows.append([name, size / 1e6, cpu, timing["get"] / 1000, timing["dcl"] / 1000,
-                         timing["load"] / 1000, timing["filter"]])  # fmt: skip
+            seconds = [timing[k] / 1000 for k in ("get", "dcl", "load")]
+            rows.append([name, size / 1e6, DOCUMENTED_MB, cpu, *seconds, timing["filter"]])
     print_table(
         f"report.html (page answer budget {PAGE_ANSWER_BUDGET:,} bytes; medians of "
         f"{args.repeat} loads)",
         [
             "page",
             "MB",
+            "bound MB",
             "render CPU s",
             "open s (get)",
             "DOMContentLoaded s",

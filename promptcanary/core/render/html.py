@@ -56,7 +56,7 @@ ANSWER_LIMIT = RESPONSE_LIMIT
 """Characters of one answer embedded in the page (the full text stays in run.json)."""
 MAX_GROUPS = 10
 """Distinct answers shown per side of a prompt; the rest are counted, not shown."""
-PAGE_ANSWER_BUDGET = 8_000_000
+PAGE_ANSWER_BUDGET = 6_000_000
 """UTF-8 bytes of answer text (escaped) and diffs one page embeds in all: past it, a prompt's
 answers are counted and scored on the page but their texts are left to run.json."""
 
