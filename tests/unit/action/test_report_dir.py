@@ -35,6 +35,7 @@ from promptcanary_action.settings import Settings
 from promptcanary_action.workflow import Workflow
 from tests.fakes.provider_fake import FakeProvider
 from tests.unit.action.outcomes import judged, push_activity
+from tests.unit.core.render.test_html import page_data
 
 ROOT = Path(__file__).resolve().parents[3]
 SECRET = "sk-live-do-not-leak-123"
@@ -199,8 +200,7 @@ def test_an_older_step_json_without_the_pairs_decisions_loads_and_is_judged_alik
 
 def page_tags(html: str) -> dict[str, list[str]]:
     """Prompt id → its tags, as the report page's data gives them to the tag filter."""
-    start = html.index('id="report-data">') + len('id="report-data">')
-    (pair,) = json.loads(html[start : html.index("</script>", start)])["pairs"]
+    (pair,) = page_data(html)["pairs"]
     return dict(zip(pair["prompts"], pair["tags"], strict=True))
 
 
