@@ -46,6 +46,7 @@ from promptcanary.core.verdict.usage import UsageStats, compare_usage
 __all__ = [
     "ANSWER_LIMIT",
     "MAX_GROUPS",
+    "OPEN_LIMIT",
     "PAGE_ANSWER_BUDGET",
     "HtmlPair",
     "ScoreTrend",
@@ -56,6 +57,9 @@ ANSWER_LIMIT = RESPONSE_LIMIT
 """Characters of one answer embedded in the page (the full text stays in run.json)."""
 MAX_GROUPS = 10
 """Distinct answers shown per side of a prompt; the rest are counted, not shown."""
+OPEN_LIMIT = 20
+"""Regressed prompts shown open when the page loads (the first ones; the rest open on a click:
+hundreds of views built at once would hold the page up for seconds)."""
 PAGE_ANSWER_BUDGET = 6_000_000
 """UTF-8 bytes of answer text (escaped) and diffs one page embeds in all: past it, a prompt's
 answers are counted and scored on the page but their texts are left to run.json."""
@@ -200,6 +204,7 @@ def _prompt_views(index: int, pair: HtmlPair) -> list[dict[str, Any]]:
                 "id": prompt_id,
                 "anchor": _anchor(index, position),
                 "regressed": prompt_id in regressed,
+                "open": prompt_id in regressed,
                 "rank": 0 if prompt_id in regressed else 1 if prompt_id in moved or diff else 2,
                 "trend": pass_rate_sparkline(pair.prompt_trends.get(prompt_id, ())),
                 "baseline": before,
@@ -352,6 +357,9 @@ def render_html(
     script, style = _static("report.js"), _static("report.css")
     views = [_pair_view(i, p) for i, p in enumerate(pairs)]
     unembedded = _fit_budget([v for view in views for v in view["prompts"]], answer_budget)
+    regressed = [v for view in views for v in view["prompts"] if v["regressed"]]
+    for v in regressed[OPEN_LIMIT:]:
+        v["open"] = False
     positions = [{v["id"]: n for n, v in enumerate(view["prompts"])} for view in views]
     rows = [row for i, p in enumerate(pairs) for row in _rows(i, p, positions[i])]
     csp = (

@@ -10,6 +10,7 @@ from promptcanary.core.models import LLMResponse, ProbeResult
 from promptcanary.core.render.html import (
     ANSWER_LIMIT,
     MAX_GROUPS,
+    OPEN_LIMIT,
     HtmlPair,
     ScoreTrend,
     csp_hash,
@@ -221,3 +222,13 @@ def test_the_page_budget_keeps_regressed_prompts_answers_first() -> None:
     whole = render_html([pair], verdict="ok")
     assert "prompt view(s) are not embedded" not in whole and view(whole, "calm-2")["embedded"]
     assert texts(view(whole, "calm-2")["current"]) == ["today calm-2 " + "x" * 400]
+
+
+def test_only_the_first_regressed_prompts_are_open_when_the_page_loads() -> None:
+    ids = [f"r{i:02d}" for i in range(OPEN_LIMIT + 2)]
+    today = run(*(answer("new", prompt_id=p) for p in ids))
+    drift = report(comparisons=[comparison(p, 1.0, 0.0) for p in ids])
+    html = render_html([HtmlPair("demo", "m", today, drift=drift)], verdict="ok")
+    opened = re.findall(r'<details id="[^"]+" class="prompt regressed" open>\n<summary>(\w+)', html)
+    closed = re.findall(r'<details id="[^"]+" class="prompt regressed">\n<summary>(\w+)', html)
+    assert opened == ids[:OPEN_LIMIT] and closed == ids[OPEN_LIMIT:]
