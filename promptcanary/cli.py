@@ -424,15 +424,16 @@ def cmd_baselines(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _html_report(path: str, text: str, drift: bool) -> str:
-    """A stored drift.json (with the run.json beside it, as the report folder keeps them) or a
-    run file as the explorable HTML page."""
+def _html_report(args: argparse.Namespace, path: str, text: str, out: TextIO) -> str:
+    """A stored drift.json (with the run.json beside it, as the report folder keeps them, and
+    its baseline from the store) or a run file as the explorable HTML page."""
     from promptcanary.cli_compat import is_drift_document
+    from promptcanary.cli_report import SnapshotMismatchError, stored_baseline
     from promptcanary.core.render.html import HtmlPair, render_html
 
     report: DriftReport | None = None
     run_path = Path(path)
-    if drift or is_drift_document(text):
+    if args.drift or is_drift_document(text):
         try:
             report = DriftReport.model_validate_json(text)
         except ValidationError as exc:
@@ -446,11 +447,24 @@ def _html_report(path: str, text: str, drift: bool) -> str:
     run = load_run(str(run_path))
     if report is None:
         verdict = f"{len(run.failed_probes)} failed probe result(s), no baseline"
-    else:
-        verdict = (
-            f"{len(report.regressions)} regression(s), {len(report.improvements)} improvement(s)"
-        )
-    pair = HtmlPair(suite=run.suite_name, model=run.provider.model_id, run=run, drift=report)
+        pair = HtmlPair(suite=run.suite_name, model=run.provider.model_id, run=run)
+        return render_html([pair], verdict=verdict)
+    verdict = f"{len(report.regressions)} regression(s), {len(report.improvements)} improvement(s)"
+    try:
+        found = stored_baseline(report, baseline_file=args.baseline, baseline_dir=args.baseline_dir)
+    except SnapshotMismatchError as exc:
+        raise CliError(str(exc)) from None
+    if args.output:  # the page goes to a file: say here too what it says
+        for note in found.notes:
+            print(terminal_safe(note), file=out)
+    pair = HtmlPair(
+        suite=run.suite_name,
+        model=run.provider.model_id,
+        run=run,
+        drift=report,
+        baseline=found.run,
+        notes=found.notes,
+    )
     return render_html([pair], verdict=verdict)
 
 
@@ -461,7 +475,7 @@ def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     path = args.drift or args.input
     text = _read(path, "drift file" if args.drift else "report input")
     if args.format == "html":
-        return _write_html(args, _html_report(path, text, bool(args.drift)), out)
+        return _write_html(args, _html_report(args, path, text, out), out)
     if args.drift or is_drift_document(text):
         try:
             report = DriftReport.model_validate_json(text)
@@ -610,6 +624,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("--output", "-o", metavar="F", help="write to F instead of stdout")
     rep.add_argument("--open", action="store_true", help="--format html -o F: open F")
+    stored = rep.add_mutually_exclusive_group()
+    stored.add_argument(
+        "--baseline", "-b", metavar="FILE", help="--format html: the snapshot drift.json names"
+    )
+    stored.add_argument(
+        "--baseline-dir",
+        default=DEFAULT_BASELINE_DIR,
+        metavar="D",
+        help="--format html: where to find the snapshot drift.json names",
+    )
     view = sub.add_parser("view", help="open the latest report.html in a browser")
     view.add_argument("folder", nargs="?", default="promptcanary-report", metavar="DIR")
     view.add_argument("--print", action="store_true", help="print the page's path, open nothing")

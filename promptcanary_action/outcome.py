@@ -93,6 +93,8 @@ class PairOutcome(BaseModel):
     prompt's row; its annotations point there."""
     conversations: dict[str, str] = Field(default_factory=dict)
     """prompt id → the last turns of a conversation prompt, shown before its answer."""
+    prompt_tags: dict[str, list[str]] = Field(default_factory=dict)
+    """prompt id → its tags in the suite (the report page filters comparisons by them)."""
     usage: UsageComparison | None = None
     """Latency, tokens and cost of the run and their change against the baseline."""
     usage_findings: list[UsageFinding] = Field(default_factory=list)

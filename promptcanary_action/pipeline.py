@@ -294,6 +294,7 @@ def judge_run(
         probe_lines=suite.probe_lines,
         prompt_rows=dataset_rows(loaded.repo_path, suite.prompt_rows),
         conversations={p.id: conversation_tail(p.messages) for p in suite.prompts if p.messages},
+        prompt_tags={p.id: list(p.tags) for p in suite.prompts if p.tags},
         usage=evaluation.usage,
         history=history,
         **verdict_fields(evaluation),

@@ -27,7 +27,7 @@ from promptcanary_action.baselines import layout
 from promptcanary_action.errors import ReportWriteError
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
 from promptcanary_action.paths import workspace_relative
-from promptcanary_action.trend import build_trend
+from promptcanary_action.trend import build_trend, prompt_trends
 from promptcanary_action.workflow import Workflow
 
 STEP_FILE = "step.json"
@@ -105,6 +105,8 @@ def html_report(outcome: StepOutcome, artifacts_url: str | None = None) -> str:
             run=p.run,
             drift=p.drift,
             baseline=p.baseline_run,
+            tags=p.prompt_tags,
+            prompt_trends=prompt_trends(p.history, p.run),
             usage=p.usage.current if p.usage else None,
         )
         for p in outcome.pairs

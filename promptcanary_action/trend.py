@@ -20,6 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from promptcanary.core.models import CanaryRunResult
+from promptcanary_action.baselines.history import prompt_history, prompt_pass_rates
+
 DEFAULT_TREND_POINTS = 20
 """Promoted baselines drawn before the current run (input ``trend-points``)."""
 CURRENT_LABEL = "this run"
@@ -114,6 +117,19 @@ def build_trend(
     labels = [*_unique([e.label for e in events[start:]]), CURRENT_LABEL]
     series = {m: [*(v for v in c[start:] if v is not None), scores[m]] for m, c in columns.items()}
     return Trend(suite_name, labels, series)
+
+
+def prompt_trends(
+    history: Sequence[Mapping[str, Any]], run: CanaryRunResult
+) -> dict[str, list[float]]:
+    """Prompt id → its pass rate at each promoted baseline of ``history`` that recorded it, then
+    in ``run``; only prompts with at least one earlier point (a lone point is no trend)."""
+    trends = {}
+    for prompt_id, rate in prompt_pass_rates(run).items():
+        earlier = prompt_history(history, prompt_id)
+        if earlier:
+            trends[prompt_id] = [*earlier, rate]
+    return trends
 
 
 def _unique(labels: list[str]) -> list[str]:

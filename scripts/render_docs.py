@@ -9,7 +9,8 @@ and the demo's explorable page (promptcanary-report/report.html) as docs/report.
    checked against its pinned integrity) into a cache folder.
 4. Debian's Chromium, headless, loads the page twice: once to measure the rendered height, once
    to take the screenshot at that height.
-5. report.html is self-contained: Chromium screenshots it as it is, from its file.
+5. report.html is self-contained: Chromium opens it from its file (through chromedriver), shows
+   only its regressions in the comparisons table and screenshots it.
 
 Needs chromium (``scripts/install_docs_tools.sh``) and npm. Not part of the tests or `.ci/run`.
 """
@@ -139,13 +140,32 @@ def screenshot(page: Path, png: Path) -> None:
         )
 
 
-def screenshot_report(page: Path, png: Path, height: int = 1600) -> None:
-    """The explorable page as the demo wrote it (its own script runs; it loads nothing)."""
+def screenshot_report(page: Path, png: Path, height: int = 3000) -> None:
+    """The explorable page as the demo wrote it, filtered to its regressions (so the shot
+    reaches the charts and a regressed prompt's answers side by side, which its own script
+    builds), driven through chromedriver as the browser tests drive it."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
     with tempfile.TemporaryDirectory() as tmp:
-        chromium(
-            f"--window-size={WIDTH},{height}", f"--screenshot={png}", page.as_uri(),
-            profile=Path(tmp, "c"),
-        )  # fmt: skip
+        options = webdriver.ChromeOptions()
+        options.binary_location = shutil.which("chromium") or "chromium"
+        for flag in (
+            *CHROMIUM_FLAGS[:-1],
+            f"--user-data-dir={tmp}",
+            f"--window-size={WIDTH},{height}",
+        ):
+            options.add_argument(flag)
+        driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
+        try:
+            driver.get(page.as_uri())
+            verdict = driver.find_element(By.CSS_SELECTOR, "select[data-filter=verdict]")
+            Select(verdict).select_by_value("regression")
+            driver.save_screenshot(str(png))
+        finally:
+            driver.quit()
 
 
 def demo_comment(scratch: Path) -> str:

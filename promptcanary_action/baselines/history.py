@@ -6,15 +6,23 @@ newest :data:`HISTORY_KEEP`, since they rewrite the whole file on every promotio
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from promptcanary.core.files import numbered_values
-from promptcanary.core.models import BaselineSnapshot
+from promptcanary.core.models import BaselineSnapshot, CanaryRunResult
 
 HISTORY_KEEP = 200
 """Lines a bounded history keeps: enough for the longest trend chart (``trend-points``)."""
+PROMPT_HISTORY_LIMIT = 1000
+"""Prompts whose pass rate one history line keeps (the first ones in run order): a line of a
+2,000-prompt suite stays about 14 kB."""
+PROMPT_KEY_CHARS = 8
+"""Hex characters of a prompt's key in ``prompt_pass`` (a SHA-256 prefix of its id: ids run to
+41 characters, the key is what makes a line compact)."""
 
 
 def _rounded(value: float | None) -> float | None:
@@ -44,7 +52,43 @@ def history_record(
         "regressions": regressions,
         "errors": run.error_count,
         **_approval_fields(snapshot),
+        "prompt_pass": {
+            prompt_key(prompt): round(rate * 100)
+            for prompt, rate in list(prompt_pass_rates(run).items())[:PROMPT_HISTORY_LIMIT]
+        },
     }
+
+
+def prompt_key(prompt_id: str) -> str:
+    """The key of a prompt in a history line's ``prompt_pass``."""
+    return hashlib.sha256(prompt_id.encode("utf-8")).hexdigest()[:PROMPT_KEY_CHARS]
+
+
+def prompt_pass_rates(run: CanaryRunResult) -> dict[str, float]:
+    """Prompt id → share of its scored probe results that passed, in run order (a prompt with
+    no scored result, every answer errored, has none)."""
+    tallies: dict[str, list[int]] = {}
+    for result in run.probe_results:
+        if not result.errored:
+            tally = tallies.setdefault(result.prompt_id, [0, 0])
+            tally[0] += int(result.passed)
+            tally[1] += 1
+    order = {prompt: i for i, prompt in enumerate(run.prompt_ids)}
+    ranked = sorted(tallies, key=lambda p: order.get(p, len(order)))
+    return {p: tallies[p][0] / tallies[p][1] for p in ranked}
+
+
+def prompt_history(records: Sequence[Mapping[str, Any]], prompt_id: str) -> list[float]:
+    """The prompt's pass rate (0–1) at each promotion that recorded it, oldest first; records
+    of older versions (no ``prompt_pass``) and damaged lines give nothing."""
+    key = prompt_key(prompt_id)
+    rates = []
+    for record in records:
+        passes = record.get("prompt_pass")
+        value = passes.get(key) if isinstance(passes, dict) else None
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 100:
+            rates.append(value / 100)
+    return rates
 
 
 def _approval_fields(snapshot: BaselineSnapshot) -> dict[str, Any]:

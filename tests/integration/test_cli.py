@@ -22,6 +22,7 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.core.render.terminal import format_drift, format_run
+from tests.unit.core.render.test_html import texts, view
 
 ROOT = Path(__file__).resolve().parents[2]
 ESC = "\x1b"
@@ -417,6 +418,48 @@ def test_report_html_from_stored_files_and_view_finds_the_latest(workdir: Path) 
     viewed = cli("view", "--print", cwd=workdir)
     assert viewed.returncode == 0, viewed.stderr
     assert viewed.stdout.strip() == str(page.resolve())
+
+
+def test_report_html_from_stored_files_shows_the_baseline_the_drift_names(workdir: Path) -> None:
+    run_and_save_baseline(workdir)
+    current = cli(
+        "run", "--config", "canary.yaml", "--replay", "drifted.jsonl", "--output-json",
+        "run.json", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert current.returncode == 0, current.stderr
+    compared = cli("compare", "--baseline-dir", "bl", "--current", "run.json", "--fail-on",
+                   "never", "--output-json", "drift.json", cwd=workdir)  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    # A later baseline in the same directory: the page must show the one the drift names.
+    resaved = cli(
+        "run", "--config", "canary.yaml", "--replay", "drifted.jsonl", "--save-baseline",
+        "--baseline-dir", "bl", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert resaved.returncode == 0, resaved.stderr
+
+    found = cli("report", "drift.json", "--format", "html", "--baseline-dir", "bl", "-o",
+                "found.html", cwd=workdir)  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    html = (workdir / "found.html").read_text(encoding="utf-8")
+    assert texts(view(html, "capital-france")["baseline"]) == ["Paris"]
+    assert "answers are not shown" not in html and found.stdout == ""
+
+    lost = cli("report", "drift.json", "--format", "html", "-o", "lost.html", cwd=workdir)
+    assert lost.returncode == 0, lost.stderr
+    why = "and the baseline directory .promptcanary/baselines does not exist"
+    assert why in lost.stdout
+    page = (workdir / "lost.html").read_text(encoding="utf-8")
+    assert why in page and not view(page, "capital-france")["baseline"]["known"]
+
+    oldest, newest = sorted((workdir / "bl").glob("*.json"))
+    given = cli("report", "drift.json", "--format", "html", "--baseline", str(oldest),
+                cwd=workdir)  # fmt: skip
+    assert given.returncode == 0, given.stderr
+    assert texts(view(given.stdout, "capital-france")["baseline"]) == ["Paris"]
+    wrong = cli("report", "drift.json", "--format", "html", "--baseline", str(newest),
+                cwd=workdir)  # fmt: skip
+    assert wrong.returncode == 2
+    assert "but the drift report was compared with" in wrong.stderr
 
 
 def test_report_into_a_closed_pipe_ends_quietly_with_141(workdir: Path) -> None:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.unit.core.render.test_html import page_data
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -32,4 +34,5 @@ def test_demo_reports_the_drifted_recordings_regressions_offline(tmp_path: Path)
     assert "<!-- promptcanary-action:comment-id=default -->" in comment
     assert (tmp_path / ".demo" / "baselines").is_dir()
     page = (tmp_path / "promptcanary-report" / "report.html").read_text(encoding="utf-8")
-    assert page.count('"verdict": "regression"') == 7
+    rows = page_data(page)["rows"]
+    assert [r[4] for r in rows].count("regression") == 7  # the verdict column of each row

@@ -1,4 +1,5 @@
-"""Inline SVG charts for the HTML report: the score trend and latency/tokens/cost per model.
+"""Inline SVG charts for the HTML report: the score trend, latency/tokens/cost per model and
+each prompt's pass-rate history.
 
 Every label is escaped here (``markupsafe.escape``); the page inserts the returned ``Markup``
 as is. Colours come from CSS classes (``s0`` … ``s5``), so both themes style them.
@@ -105,3 +106,28 @@ def usage_charts(pairs: Sequence[dict[str, Any]]) -> list[Markup]:
         if chart is not None:
             charts.append(chart)
     return charts
+
+
+SPARK_WIDTH, SPARK_HEIGHT = 96, 20
+
+
+def pass_rate_sparkline(rates: Sequence[float]) -> Markup | None:
+    """A prompt's pass rate at each promoted baseline, then this run (the last point, marked):
+    a small line, its figures in the tooltip. None for fewer than two points."""
+    if len(rates) < 2:
+        return None
+    step = (SPARK_WIDTH - 4) / (len(rates) - 1)
+    points = [
+        (2 + i * step, SPARK_HEIGHT - 2 - r * (SPARK_HEIGHT - 4)) for i, r in enumerate(rates)
+    ]
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+    figures = " → ".join(f"{r:.0%}" for r in rates)
+    last_x, last_y = points[-1]
+    # Thousands of these on a large page: the size is in the stylesheet, the figures in the
+    # title only (the tooltip, and what a screen reader reads).
+    return Markup(
+        f'<svg class="spark" viewBox="0 0 {SPARK_WIDTH} {SPARK_HEIGHT}" role="img">'
+        f"<title>pass rate: {escape(figures)} (this run last)</title>"
+        f'<polyline class="line s0" points="{line}"/>'
+        f'<circle class="dot" cx="{last_x:.1f}" cy="{last_y:.1f}" r="2"/></svg>'
+    )

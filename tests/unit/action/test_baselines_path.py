@@ -19,9 +19,13 @@ from promptcanary.core.models import (
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.baselines.history import (
     HISTORY_KEEP,
+    PROMPT_HISTORY_LIMIT,
     append_history,
+    history_line,
     history_record,
     parse_history,
+    prompt_history,
+    prompt_key,
 )
 from promptcanary_action.baselines.layout import baseline_file
 from promptcanary_action.baselines.none import NoneBackend
@@ -165,6 +169,57 @@ def test_history_record_counts_prompts_and_errors() -> None:
     assert record["overall_score"] == 0.75 and record["pass_rate"] == 0.5  # p1 fails at 0.5
     assert record["snapshot_id"] and record["model"] == MODEL
     assert record["time"] == "2024-05-01T12:00:00+00:00"
+
+
+def test_history_record_keeps_each_prompts_pass_rate_in_percent_under_a_short_key() -> None:
+    record = history_record(snapshot(score=0.5), sha="c" * 40, ref="main", now=T0)
+
+    assert record["prompt_pass"] == {prompt_key("p1"): 0, prompt_key("p2"): 100}
+    assert len(prompt_key("p1")) == 8 and prompt_key("p1") != prompt_key("p2")
+    assert prompt_history([record], "p1") == [0.0]
+    assert prompt_history([record], "p2") == [1.0]
+
+
+def test_history_record_of_a_large_suite_keeps_the_first_prompts_only() -> None:
+    count = PROMPT_HISTORY_LIMIT + 5
+    run = CanaryRunResult(
+        suite_name="Big",
+        provider=ProviderConfig(model_id=MODEL),
+        probe_results=[
+            ProbeResult(probe_id="t", prompt_id=f"q{i}", passed=i % 2 == 0, score=1.0)
+            for i in range(count)
+        ],
+        llm_responses=[
+            LLMResponse(prompt_id=f"q{i}", provider_model_id=MODEL, content="x")
+            for i in range(count)
+        ],
+    )
+    record = history_record(BaselineSnapshot.of_run(run), sha="s", ref="main", now=T0)
+
+    assert len(record["prompt_pass"]) == PROMPT_HISTORY_LIMIT
+    assert prompt_history([record], f"q{PROMPT_HISTORY_LIMIT - 1}") == [0.0]
+    assert prompt_history([record], f"q{PROMPT_HISTORY_LIMIT}") == []
+    # Compact: a line of this suite stays near 14 bytes a prompt.
+    assert len(history_line(record)) < 15 * PROMPT_HISTORY_LIMIT + 400
+
+
+def test_prompt_history_reads_old_and_damaged_lines_as_no_point() -> None:
+    key = prompt_key("p1")
+    old = '{"sha":"a","model":"m","overall_score":0.5}'  # before prompt_pass existed
+    lines = [
+        old,
+        "{broken",
+        f'{{"prompt_pass":{{"{key}":50}}}}',
+        f'{{"prompt_pass":{{"{key}":"high"}}}}',
+        f'{{"prompt_pass":{{"{key}":250}}}}',
+        '{"prompt_pass":[1,2]}',
+        f'{{"prompt_pass":{{"{key}":100}}}}',
+    ]
+    records = parse_history("\n".join(lines) + "\n")
+
+    assert len(records) == 7 and records[0]["overall_score"] == 0.5  # the old line loads
+    assert prompt_history(records, "p1") == [0.5, 1.0]
+    assert prompt_history(records, "p2") == []
 
 
 def test_append_repairs_a_missing_final_newline() -> None:

@@ -267,6 +267,15 @@ def test_no_baseline_and_may_create_saves_the_run() -> None:
     assert pair.suite_file == "canary.yaml"
 
 
+def test_the_pair_carries_its_prompts_tags_for_the_report_page() -> None:
+    tagged = SUITE.replace("    text: first\n", "    text: first\n    tags: [smoke, json]\n")
+    suite = loaded(tagged)
+    judging = PairJudging(SETTINGS, push_activity(), "abc123", DictBackend(), lambda: NOW)
+    pair = judge_run(suite, "model-a", run_result(), judging)
+    # p2 has no tags: absent, not an empty list.
+    assert pair.prompt_tags == {"p1": ["smoke", "json"]}
+
+
 def test_no_baseline_on_a_pull_request_is_missing_and_nothing_is_saved() -> None:
     backend = DictBackend()
     pair = pair_run(backend, act=PR)

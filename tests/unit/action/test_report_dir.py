@@ -35,6 +35,7 @@ from promptcanary_action.settings import Settings
 from promptcanary_action.workflow import Workflow
 from tests.fakes.provider_fake import FakeProvider
 from tests.unit.action.outcomes import judged, push_activity
+from tests.unit.core.render.test_html import page_data
 
 ROOT = Path(__file__).resolve().parents[3]
 SECRET = "sk-live-do-not-leak-123"
@@ -195,6 +196,21 @@ def test_an_older_step_json_without_the_pairs_decisions_loads_and_is_judged_alik
     older = StepOutcome.model_validate(data)
     again = [rejudge(p, Settings(), push_activity(), None) for p in older.pairs]
     assert verdict_of(build_outcome(again, Settings(), warnings=[])) == verdict_of(out)
+
+
+def page_tags(html: str) -> dict[str, list[str]]:
+    """Prompt id → its tags, as the report page's data gives them to the tag filter."""
+    (pair,) = page_data(html)["pairs"]
+    return dict(zip(pair["prompts"], pair["tags"], strict=True))
+
+
+def test_the_page_of_the_step_carries_each_prompts_tags(tmp_path: Path) -> None:
+    tagged = pair("m", baseline=OK, current=HALF).model_copy(
+        update={"prompt_tags": {"p2": ["billing", "json"]}}
+    )
+    write_reports(outcome([tagged]), tmp_path, "c", "s")
+    tags = page_tags((tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert tags == {"p1": [], "p2": ["billing", "json"]}
 
 
 def test_no_secret_reaches_any_report_file(tmp_path: Path) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from promptcanary.core.models import BaselineSnapshot
+from promptcanary_action.baselines.history import history_record
 from promptcanary_action.trend import (
     CURRENT_LABEL,
     DEFAULT_TREND_POINTS,
@@ -12,8 +14,10 @@ from promptcanary_action.trend import (
     build_trend,
     mermaid_chart,
     mermaid_label,
+    prompt_trends,
     sparkline,
 )
+from tests.unit.action.outcomes import run_result
 
 LINE_RE = re.compile(r'^    line "([^"]*)" \[([^\]]*)\]$')
 QUOTED_RE = re.compile(r'"([^"]*)"')
@@ -144,3 +148,23 @@ def test_sparkline_scales_between_the_minimum_and_maximum() -> None:
     assert sparkline([0.2, 0.2]) == SPARK_BARS[4] * 2
     assert sparkline([]) == ""
     assert len(sparkline([0.1] * 21)) == 21
+
+
+def test_prompt_trends_follow_each_prompt_over_promotions_then_this_run() -> None:
+    # p0 passes throughout; p1 passed at the first promotion and fails at the second and now.
+    first = history_record(BaselineSnapshot.of_run(run_result(passed=2)), sha="a", ref="main")
+    second = history_record(
+        BaselineSnapshot.of_run(run_result(passed=1, failed=1)), sha="b", ref="main"
+    )
+    now = run_result(passed=1, failed=2)
+
+    trends = prompt_trends([first, second], now)
+
+    assert trends == {"p0": [1.0, 1.0, 1.0], "p1": [1.0, 0.0, 0.0]}  # p2 is new: no trend
+
+
+def test_prompt_trends_of_a_history_from_before_prompt_pass_are_empty() -> None:
+    older = [{k: v for k, v in r.items() if k != "prompt_pass"} for r in records([0.5, 0.7])]
+
+    assert prompt_trends(older, run_result(passed=2)) == {}
+    assert build_trend("s", {"m": older}, {"m": 0.9}) is not None  # the suite trend still draws
