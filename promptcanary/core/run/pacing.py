@@ -11,9 +11,10 @@ requests and tokens, each a bucket that refills continuously at its limit per mi
   seen so far (4 until an answer's usage says), plus the completion tokens seen so far (the
   ``max_tokens`` cap until one is seen). The answer's usage then corrects the bucket.
 * **No headers and no ``rpm:``**: nothing is paced until a 429. Then requests go out at a rate
-  found as TCP finds a window: 0.9 times the rate the server admitted so far, grown 3% per
-  answer until the next 429 (the probe); from then on 0.9 times the rate at each 429, grown by
-  0.1% of it per answer (additive increase, multiplicative decrease). Every 429's
+  found as TCP finds a window: 0.9 times the rate the server admitted over the last second,
+  grown 3% per answer until the next 429 (the probe); from then on 0.9 times the lower of the
+  rate and the admitted rate at each 429, grown by 0.1% of it per answer (additive increase,
+  multiplicative decrease). Every 429's
   ``Retry-After`` holds the whole scope, not only the request that got it.
 
 Pure: the clock and the sleep are parameters. A limiter that knows nothing costs nothing.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -48,8 +50,16 @@ MIN_RATE = 0.05
 """Requests per second a limiter never goes below (one every 20 s)."""
 MIN_ADMITTED = 2
 """Answers needed before a 429 sets a rate: fewer say nothing about the server's."""
-ADMITTED_WINDOW = 0.5
-"""Shortest span (seconds) over which the admitted rate is measured at a 429."""
+ADMITTED_WINDOW = 1.0
+"""Seconds over which the rate the server admitted is measured at a 429."""
+SHORTEST_SPAN = 0.1
+"""Shortest span that rate is measured over (a 429 in the run's first moments)."""
+SLACK = 0.1
+"""Seconds of a paced rate's schedule a late request may make up by going at once."""
+CEILING = 1.5
+"""The rate grows to at most this multiple of the rate admitted over the last second."""
+REPROBE = 0.5
+"""A 429 that sets the rate below this share of the last one starts probing again."""
 
 
 class _Bucket:
@@ -155,7 +165,7 @@ class Limiter:
         self.step = 0.0
         self.last_event = now
         self.started: float | None = None
-        self.admitted = 0
+        self.admitted: deque[float] = deque()
         self.held_until = 0.0
         self.in_flight: list[Ticket] = []
         self._next_send = now
@@ -173,12 +183,11 @@ class Limiter:
         held by a 429's ``Retry-After``: its own backoff waited for it."""
         waits = [(0.0 if retry else self.held_until - now, "a 429's Retry-After")]
         if self.rate is not None:
-            waits.append((self._next_send - now, f"{self.rate * 60:.0f} requests/min after 429s"))
+            waits.append((self._next_send - now, "the rate found by 429s (no rate-limit headers)"))
         for name, bucket in self.buckets.items():
             cost = 1.0 if name == "requests" else float(tokens)
-            key = "rpm:" if name == "requests" else "tpm:"
-            source = "headers" if self.from_headers else key
-            waits.append((bucket.wait(cost, now), f"{bucket.rate * 60:.0f} {name}/min ({source})"))
+            source = "the answers' headers" if self.from_headers else f"{name[0]}pm:"
+            waits.append((bucket.wait(cost, now), f"the {name} budget (from {source})"))
         return max(waits, key=lambda w: w[0])
 
     async def acquire(self, tokens: int, sleep: Sleep, *, retry: bool = False) -> Ticket:
@@ -209,7 +218,8 @@ class Limiter:
             bucket.refill(now)
             bucket.level -= 1.0 if name == "requests" else float(tokens)
         if self.rate is not None:
-            self._next_send = max(now, self._next_send) + 1 / self.rate
+            # A late wake-up (a busy event loop) is made up, up to SLACK: lost time adds up.
+            self._next_send = max(now - SLACK, self._next_send) + 1 / self.rate
         ticket = Ticket(sent_at=now, tokens=tokens)
         self.in_flight.append(ticket)
         return ticket
@@ -251,7 +261,7 @@ class Limiter:
             if not self.from_headers and not self.configured["requests"]:
                 self._decrease(ticket, now)
         else:
-            self._increase()
+            self._increase(now)
 
     def _learn(self, headers: RateLimitHeaders, now: float) -> None:
         """Headers are the truth: the refill rate from the limit, the level from what is left
@@ -282,24 +292,33 @@ class Limiter:
         # One decrease per burst: a request sent before the last one went out at the old rate.
         if self.rate is not None and ticket.sent_at < self.last_event:
             return
-        if self.rate is None:
-            # The first 429: the rate the server admitted so far is all there is to go by;
-            # without answers yet (another job on the key?), only its Retry-After holds.
-            if self.admitted < MIN_ADMITTED:
-                return
-            span = max(now - (self.started if self.started is not None else now), ADMITTED_WINDOW)
-            self.rate = max(MIN_RATE, self.admitted / span * DECREASE)
-        else:
-            self.rate = max(MIN_RATE, self.rate * DECREASE)
-            self.probing = False
+        admitted = self._admitted_rate(now)
+        if self.rate is None and len(self.admitted) < MIN_ADMITTED:
+            return  # no answers yet (another job on the key?): only the Retry-After holds
+        old = self.rate
+        # Sending faster than the server admits: its admitted rate is the limit.
+        new = DECREASE * (admitted if old is None else min(old, admitted))
+        # Far below the last rate (the run was idle, or the first guess was off): probe again.
+        self.probing = old is None or new < old * REPROBE
+        self.rate = max(MIN_RATE, new)
         self.step = self.rate * STEADY_GROWTH
         self.last_event = now
         self._next_send = max(self._next_send, now)
 
-    def _increase(self) -> None:
-        self.admitted += 1
+    def _admitted_rate(self, now: float) -> float:
+        """Answers per second over the last :data:`ADMITTED_WINDOW` seconds."""
+        while self.admitted and self.admitted[0] < now - ADMITTED_WINDOW:
+            self.admitted.popleft()
+        started = self.started if self.started is not None else now
+        span = max(min(ADMITTED_WINDOW, now - started), SHORTEST_SPAN)
+        return len(self.admitted) / span
+
+    def _increase(self, now: float) -> None:
+        self.admitted.append(now)
         if self.rate is not None:
-            self.rate += self.rate * PROBE_GROWTH if self.probing else self.step
+            grown = self.rate + (self.rate * PROBE_GROWTH if self.probing else self.step)
+            # Never far above what is achieved: a rate the run cannot reach says nothing.
+            self.rate = min(grown, max(self.rate, CEILING * self._admitted_rate(now)))
 
 
 class Pacing:
