@@ -54,6 +54,8 @@ ADMITTED_WINDOW = 1.0
 """Seconds over which the rate the server admitted is measured at a 429."""
 SHORTEST_SPAN = 0.1
 """Shortest span that rate is measured over (a 429 in the run's first moments)."""
+EPSILON = 1e-6
+"""Waits shorter than this (seconds) are not waited."""
 SLACK = 0.1
 """Seconds of a paced rate's schedule a late request may make up by going at once."""
 CEILING = 1.5
@@ -168,6 +170,7 @@ class Limiter:
         self.admitted: deque[float] = deque()
         self.held_until = 0.0
         self.in_flight: list[Ticket] = []
+        self._synced = -math.inf
         self._next_send = now
         self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
@@ -198,7 +201,7 @@ class Limiter:
                 while True:
                     now = self.clock()
                     wait, reason = self.delay(tokens, now, retry=retry)
-                    if wait <= 0:
+                    if wait <= EPSILON:  # rounding must not leave a waiter spinning
                         break
                     waited += wait
                     if wait > longest:
@@ -252,7 +255,9 @@ class Limiter:
         if tokens is not None and used_tokens is not None:
             tokens.refill(now)
             tokens.level += ticket.tokens - used_tokens  # the estimate corrected by usage
-        if headers is not None and headers.known:
+        # A slow answer's headers are older than those of a request sent after it.
+        if headers is not None and headers.known and ticket.sent_at >= self._synced:
+            self._synced = ticket.sent_at
             self._learn(headers, now)
         if rate_limited:
             self.stats.rate_limited += 1
@@ -290,7 +295,7 @@ class Limiter:
 
     def _decrease(self, ticket: Ticket, now: float) -> None:
         # One decrease per burst: a request sent before the last one went out at the old rate.
-        if self.rate is not None and ticket.sent_at < self.last_event:
+        if self.rate is not None and ticket.sent_at <= self.last_event:
             return
         admitted = self._admitted_rate(now)
         if self.rate is None and len(self.admitted) < MIN_ADMITTED:
@@ -305,20 +310,22 @@ class Limiter:
         self.last_event = now
         self._next_send = max(self._next_send, now)
 
-    def _admitted_rate(self, now: float) -> float:
-        """Answers per second over the last :data:`ADMITTED_WINDOW` seconds."""
+    def _admitted_rate(self, now: float, since: float | None = None) -> float:
+        """Answers per second over the last :data:`ADMITTED_WINDOW` seconds (or since
+        ``since``, the run's start by default, when that is later)."""
         while self.admitted and self.admitted[0] < now - ADMITTED_WINDOW:
             self.admitted.popleft()
-        started = self.started if self.started is not None else now
-        span = max(min(ADMITTED_WINDOW, now - started), SHORTEST_SPAN)
-        return len(self.admitted) / span
+        start = max(now - ADMITTED_WINDOW, since if since is not None else self.started or now)
+        count = sum(1 for t in self.admitted if t >= start)
+        return count / max(now - start, SHORTEST_SPAN)
 
     def _increase(self, now: float) -> None:
         self.admitted.append(now)
         if self.rate is not None:
             grown = self.rate + (self.rate * PROBE_GROWTH if self.probing else self.step)
             # Never far above what is achieved: a rate the run cannot reach says nothing.
-            self.rate = min(grown, max(self.rate, CEILING * self._admitted_rate(now)))
+            achieved = self._admitted_rate(now, since=self.last_event)
+            self.rate = min(grown, max(self.rate, CEILING * achieved))
 
 
 class Pacing:
