@@ -161,12 +161,13 @@ def test_aimd_probes_then_grows_additively_and_halves_no_more_than_once_per_burs
     clock.now += 1.0
     limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), rate_limited=True)
     first = limiter.rate
-    assert first == pytest.approx(9.0)
+    assert first is not None and first == pytest.approx(9.0)
     # Probing: 3% per answer (within 1.5 x the rate admitted over the last second).
     times = sends(limiter, clock, 15)
     assert limiter.rate == pytest.approx(first * (1 + pacing.PROBE_GROWTH) ** 15)
     assert times[-1] - times[0] > 1.0  # paced, on the fake clock
     probed = limiter.rate
+    assert probed is not None
     ticket = asyncio.run(limiter.acquire(1, clock.sleep))
     admitted = limiter._admitted_rate(clock.now)
     limiter.settle(ticket, rate_limited=True)
