@@ -28,6 +28,7 @@ from promptcanary.core.models import (
     ResultRef,
 )
 from promptcanary.core.spec import resolve_line
+from promptcanary.core.verdict.served import ServedModelChange
 from promptcanary.core.verdict.usage import UsageComparison, UsageFinding
 from promptcanary_action.links import suite_line_url
 from promptcanary_action.settings import Settings
@@ -109,6 +110,8 @@ class PairOutcome(BaseModel):
     """The regressions of ``drift`` nobody approved: the ones the gate judged."""
     gated_severity: DriftSeverity = DriftSeverity.NONE
     """The severity of ``drift`` with its approved regressions set aside."""
+    served_change: ServedModelChange | None = None
+    """The evaluation's served-model finding: an id or fingerprint the baseline never saw."""
 
     def is_approved(self, comparison: ProbeComparison) -> bool:
         return any(
@@ -217,6 +220,11 @@ class StepOutcome(BaseModel):
     @property
     def usage_findings(self) -> list[UsageFinding]:
         return [f for p in self.pairs for f in p.usage_findings]
+
+    @property
+    def served_changes(self) -> list[ServedModelChange]:
+        """The served-model findings of every pair (output ``served-model-changed``)."""
+        return [p.served_change for p in self.pairs if p.served_change is not None]
 
     cancelled: str | None = None
     """Why the step stopped early (the job was cancelled); None when it ran to the end."""
@@ -337,10 +345,20 @@ def verdict(
         more = f"; {approved}" if approved else ""
         return (
             f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
-            f"(severity {worst.value}{more})" + (f"; {usage}" if usage else "")
+            f"(severity {worst.value}{more})"
+            + (f"; {usage}" if usage else "")
+            + (f"; {_served_phrase(pairs)}" if _served_phrase(pairs) else "")
         )
+    served = _served_phrase(pairs)
     if usage:
-        return f"❌ No regression, but {usage}" + (f"; drift {approved}" if approved else "")
+        return (
+            f"❌ No regression, but {usage}"
+            + (f"; {served}" if served else "")
+            + (f"; drift {approved}" if approved else "")
+        )
+    if served:
+        icon = "❌" if failed else "⚠️"
+        return f"{icon} No regression, but {served}" + (f"; drift {approved}" if approved else "")
     if approved and not failed:
         return f"✅ Drift {approved}"
     if failed:
@@ -351,6 +369,15 @@ def verdict(
     if compared == 0:
         return f"✅ {len(pairs)} model run(s) completed; no baseline to compare with yet"
     return f"✅ No drift in {compared} compared model run(s)"
+
+
+def _served_phrase(pairs: Sequence[PairOutcome]) -> str:
+    """ "the served model changed: …" for the first pair whose served model changed."""
+    changes = [p.served_change for p in pairs if p.served_change is not None]
+    if not changes:
+        return ""
+    more = f" (and {len(changes) - 1} more model run(s))" if len(changes) > 1 else ""
+    return f"the served model changed: {changes[0].message}{more}"
 
 
 def _approved_phrase(pairs: Sequence[PairOutcome]) -> str:
