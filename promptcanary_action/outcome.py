@@ -28,7 +28,7 @@ from promptcanary.core.models import (
     ResultRef,
 )
 from promptcanary.core.spec import resolve_line
-from promptcanary.core.verdict.served import ServedModelChange
+from promptcanary.core.verdict.served import ServedModelChange, served_ids
 from promptcanary.core.verdict.usage import UsageComparison, UsageFinding
 from promptcanary_action.links import suite_line_url
 from promptcanary_action.settings import Settings
@@ -205,6 +205,7 @@ class StepOutcome(BaseModel):
                 {p.model: p.history for p in pairs},
                 {p.model: p.run.overall_score for p in pairs},
                 self.trend_points,
+                {p.model: sorted(served_ids(p.run.llm_responses)) for p in pairs},
             )
             if trend is not None:
                 found.append(trend)

@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from promptcanary.core.files import numbered_values
-from promptcanary.core.models import BaselineSnapshot
+from promptcanary.core.models import BaselineSnapshot, CanaryRunResult
+from promptcanary.core.verdict.served import served_ids
 
 HISTORY_KEEP = 200
 """Lines a bounded history keeps: enough for the longest trend chart (``trend-points``)."""
@@ -43,8 +44,15 @@ def history_record(
         "prompts": len(run.prompt_ids),
         "regressions": regressions,
         "errors": run.error_count,
+        **_served_fields(run),
         **_approval_fields(snapshot),
     }
+
+
+def _served_fields(run: CanaryRunResult) -> dict[str, Any]:
+    """The served model ids of the promoted run (nothing when its provider named none)."""
+    served = sorted(served_ids(run.llm_responses))
+    return {"served": served} if served else {}
 
 
 def _approval_fields(snapshot: BaselineSnapshot) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from promptcanary_action.trend import (
+    CHANGED_MARK,
     CURRENT_LABEL,
     DEFAULT_TREND_POINTS,
     SPARK_BARS,
@@ -144,3 +145,28 @@ def test_sparkline_scales_between_the_minimum_and_maximum() -> None:
     assert sparkline([0.2, 0.2]) == SPARK_BARS[4] * 2
     assert sparkline([]) == ""
     assert len(sparkline([0.1] * 21)) == 21
+
+
+def test_a_point_where_the_served_model_changed_is_marked() -> None:
+    history = records([0.9, 0.9, 0.8])
+    for record, served in zip(history, (["gpt-a"], ["gpt-a"], ["gpt-b"]), strict=True):
+        record["served"] = served
+
+    trend = build_trend("s", {"m": history}, {"m": 0.8}, current_served={"m": ["gpt-c"]})
+
+    assert trend is not None
+    marked = [label.endswith(CHANGED_MARK) for label in trend.labels]
+    assert marked == [False, False, True, True]  # gpt-a, gpt-a, gpt-b, then gpt-c
+    assert trend.labels[-1] == CURRENT_LABEL + CHANGED_MARK
+    assert "(model changed)" in mermaid_chart(trend)
+
+
+def test_no_mark_for_the_same_ids_or_where_none_were_recorded() -> None:
+    history = records([0.9, 0.9])
+    history[1]["served"] = ["gpt-a"]  # the first promotion predates served ids
+
+    same = build_trend("s", {"m": history}, {"m": 0.9}, current_served={"m": ["gpt-a"]})
+    unknown = build_trend("s", {"m": history}, {"m": 0.9}, current_served={"m": []})
+
+    assert same is not None and unknown is not None
+    assert not any(label.endswith(CHANGED_MARK) for label in [*same.labels, *unknown.labels])
