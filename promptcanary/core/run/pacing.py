@@ -13,8 +13,8 @@ requests and tokens, each a bucket that refills continuously at its limit per mi
 * **No headers and no ``rpm:``**: nothing is paced until a 429. Then requests go out at a rate
   found as TCP finds a window: 0.9 times the rate the server admitted over the last second,
   grown 3% per answer until the next 429 (the probe); from then on 0.9 times the lower of the
-  rate and the admitted rate at each 429, grown by 0.1% of it per answer (additive increase,
-  multiplicative decrease). Every 429's
+  rate and the admitted rate at each 429 (but at least 0.81 times the rate), grown by 0.1% of
+  it per answer (additive increase, multiplicative decrease). Every 429's
   ``Retry-After`` holds the whole scope, not only the request that got it.
 
 Pure: the clock and the sleep are parameters. A limiter that knows nothing costs nothing.
@@ -294,21 +294,28 @@ class Limiter:
         bucket.level = level
 
     def _decrease(self, ticket: Ticket, now: float) -> None:
-        # One decrease per burst: a request sent before the last one went out at the old rate.
-        if self.rate is not None and ticket.sent_at <= self.last_event:
+        # One decrease per burst: a request sent before the last one went out at the old rate,
+        # and one sent after it with no answer between still met the same empty bucket.
+        if self.rate is not None and (
+            ticket.sent_at <= self.last_event or not self._admitted_since(self.last_event)
+        ):
             return
         admitted = self._admitted_rate(now)
         if self.rate is None and len(self.admitted) < MIN_ADMITTED:
             return  # no answers yet (another job on the key?): only the Retry-After holds
         old = self.rate
-        # Sending faster than the server admits: its admitted rate is the limit.
-        new = DECREASE * (admitted if old is None else min(old, admitted))
+        # Sending faster than the server admits: its admitted rate is the limit; but a busy
+        # client may not have sent at its rate, so one 429 takes off at most 1 - DECREASE².
+        new = DECREASE * (admitted if old is None else max(min(old, admitted), old * DECREASE))
         # Far below the last rate (the run was idle, or the first guess was off): probe again.
         self.probing = old is None or new < old * REPROBE
         self.rate = max(MIN_RATE, new)
         self.step = self.rate * STEADY_GROWTH
         self.last_event = now
         self._next_send = max(self._next_send, now)
+
+    def _admitted_since(self, when: float) -> bool:
+        return bool(self.admitted) and self.admitted[-1] > when
 
     def _admitted_rate(self, now: float, since: float | None = None) -> float:
         """Answers per second over the last :data:`ADMITTED_WINDOW` seconds (or since

@@ -172,10 +172,18 @@ def test_aimd_probes_then_grows_additively_and_halves_no_more_than_once_per_burs
     admitted = limiter._admitted_rate(clock.now)
     limiter.settle(ticket, rate_limited=True)
     assert limiter.rate is not None and not limiter.probing
-    assert limiter.rate == pytest.approx(pacing.DECREASE * min(probed, admitted))
+    floor = probed * pacing.DECREASE  # one 429 takes off at most 1 - 0.9²
+    assert limiter.rate == pytest.approx(pacing.DECREASE * max(min(probed, admitted), floor))
+    # A second 429 before any answer since is the same burst: no second decrease.
+    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), rate_limited=True)
+    assert limiter.rate == pytest.approx(pacing.DECREASE * max(min(probed, admitted), floor))
     settled = limiter.rate
     sends(limiter, clock, 10)
-    assert limiter.rate == pytest.approx(settled * (1 + 10 * pacing.STEADY_GROWTH))
+    grown = limiter.rate
+    assert grown is not None and grown > settled
+    sends(limiter, clock, 10)
+    # Additive: each answer adds the same step, 0.1% of the rate set at the 429.
+    assert limiter.rate == pytest.approx(grown + 10 * settled * pacing.STEADY_GROWTH)
 
 
 def test_a_first_429_with_no_answers_only_holds() -> None:
