@@ -25,13 +25,11 @@ sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resol
 
 import argparse
 import asyncio
-import contextlib
 import json
-import subprocess
 import time
 from typing import Any
 
-from bench._common import REPO_ROOT, build_suite, machine_note, print_table
+from bench._common import ServerProcess, build_suite, machine_note, print_table
 
 _SERVER_SCRIPT = """
 import json, sys
@@ -54,39 +52,14 @@ server.stop()
 """
 
 
-class LimitedServer:
+class LimitedServer(ServerProcess):
     """The rate-limited fake server in a child process (it must not share our GIL)."""
 
     def __init__(self, latency: float) -> None:
-        self._proc: Any = subprocess.Popen(
-            [sys.executable, "-c", _SERVER_SCRIPT, str(latency)],
-            cwd=REPO_ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.url: str = self._ask(None)["url"]
-
-    def _ask(self, command: str | None) -> dict[str, Any]:
-        if command is not None:
-            self._proc.stdin.write(command + "\n")
-            self._proc.stdin.flush()
-        line = self._proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the rate-limited server process exited")
-        answer: dict[str, Any] = json.loads(line)
-        return answer
+        super().__init__(latency, _SERVER_SCRIPT)
 
     def limit(self, rpm: float, tpm: float, headers: bool) -> None:
         self._ask("limit " + json.dumps([rpm, tpm, headers]))
-
-    def stats(self) -> dict[str, Any]:
-        return self._ask("stats")
-
-    def close(self) -> None:
-        with contextlib.suppress(BrokenPipeError):
-            self._proc.stdin.close()
-        self._proc.wait(timeout=10)
 
 
 def unpaced() -> Any:

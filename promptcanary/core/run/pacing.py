@@ -173,6 +173,8 @@ class Limiter:
         self._synced = -math.inf
         self._next_send = now
         self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self.answered = False
+        self._answer: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
 
     # ── before a request ──
 
@@ -193,8 +195,16 @@ class Limiter:
             waits.append((bucket.wait(cost, now), f"the {name} budget (from {source})"))
         return max(waits, key=lambda w: w[0])
 
-    async def acquire(self, tokens: int, sleep: Sleep, *, retry: bool = False) -> Ticket:
-        """Wait until the budget lets a request of ``tokens`` tokens out, then count it."""
+    async def acquire(
+        self, tokens: int, sleep: Sleep, *, retry: bool = False, first_burst: int | None = None
+    ) -> Ticket:
+        """Wait until the budget lets a request of ``tokens`` tokens out, then count it.
+
+        Before the scope's first answer nothing is known: at most ``first_burst`` requests
+        (one run's concurrency) go out, so runs starting together on one key do not add up
+        their bursts before the first headers arrive."""
+        if first_burst is not None and not self.answered and len(self.in_flight) >= first_burst:
+            await self._first_answer().wait()
         waited, longest, why = 0.0, 0.0, ""
         if not self.idle:
             async with self._loop_lock():
@@ -227,6 +237,14 @@ class Limiter:
         self.in_flight.append(ticket)
         return ticket
 
+    def _first_answer(self) -> asyncio.Event:
+        loop = asyncio.get_running_loop()
+        if self._answer is None or self._answer[0] is not loop:
+            self._answer = (loop, asyncio.Event())
+            if self.answered:
+                self._answer[1].set()
+        return self._answer[1]
+
     def _loop_lock(self) -> asyncio.Lock:
         # One lock per event loop: a Pacing may outlive the loop of a blocking run.
         loop = asyncio.get_running_loop()
@@ -250,6 +268,10 @@ class Limiter:
             return
         ticket.settled = True
         self.in_flight.remove(ticket)
+        if not self.answered:
+            self.answered = True
+            if self._answer is not None:
+                self._answer[1].set()
         now = self.clock()
         tokens = self.buckets.get("tokens")
         if tokens is not None and used_tokens is not None:

@@ -120,6 +120,7 @@ class RunSession:
             sleep=sleep,
             rng=rng or random.Random(),
             limiter=self.limiter,
+            first_burst=max(1, options.concurrency),
         )
         self._workers = max(1, options.concurrency)
         self._semaphore = asyncio.Semaphore(self._workers)
@@ -235,6 +236,7 @@ class _Caller:
         sleep: Sleep,
         rng: random.Random,
         limiter: Limiter,
+        first_burst: int | None = None,
     ) -> None:
         self.model_id = model_id
         self.timeout = timeout
@@ -242,6 +244,7 @@ class _Caller:
         self.sleep = sleep
         self.rng = rng
         self.limiter = limiter
+        self.first_burst = first_burst
         self.paced = Paced()
 
     async def __call__(
@@ -251,7 +254,9 @@ class _Caller:
         chars = len(prompt.text) + len(system or "")
         while True:
             estimate = self.limiter.tokens.estimate(chars, provider.config.max_tokens)
-            ticket = await self.limiter.acquire(estimate, self.sleep, retry=attempt > 0)
+            ticket = await self.limiter.acquire(
+                estimate, self.sleep, retry=attempt > 0, first_burst=self.first_burst
+            )
             self.paced.add(ticket)
             started = time.perf_counter()
             try:

@@ -230,3 +230,28 @@ def test_a_cancelled_request_leaves_the_in_flight_count() -> None:
     limiter.settle(ticket)  # twice is harmless
     assert limiter.in_flight == []
     assert math.isclose(limiter.buckets["requests"].capacity, 1.0)
+
+
+def test_before_the_first_answer_a_second_run_waits_for_it() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)
+
+    async def go() -> list[str]:
+        order: list[str] = []
+        first = [await limiter.acquire(1, clock.sleep, first_burst=2) for _ in range(2)]
+        order.append("burst of 2 out")
+
+        async def third() -> None:
+            await limiter.acquire(1, clock.sleep, first_burst=2)
+            order.append("third out")
+
+        waiting = asyncio.ensure_future(third())
+        await asyncio.sleep(0)
+        order.append("first answer")
+        limiter.settle(first[0])
+        await waiting
+        return order
+
+    assert asyncio.run(go()) == ["burst of 2 out", "first answer", "third out"]
+    # Once answered, the cap is gone.
+    asyncio.run(limiter.acquire(1, clock.sleep, first_burst=1))
