@@ -341,6 +341,7 @@ def verdict(
         )
     gates = list(dict.fromkeys(f.gate for p in pairs for f in p.usage_findings))
     usage = f"usage above its limit ({', '.join(gates)})" if gates else ""
+    served = _served_phrase(pairs)
     if regressions:
         icon = "❌" if failed else "⚠️"
         more = f"; {approved}" if approved else ""
@@ -348,9 +349,8 @@ def verdict(
             f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
             f"(severity {worst.value}{more})"
             + (f"; {usage}" if usage else "")
-            + (f"; {_served_phrase(pairs)}" if _served_phrase(pairs) else "")
+            + (f"; {served}" if served else "")
         )
-    served = _served_phrase(pairs)
     if usage:
         return (
             f"❌ No regression, but {usage}"
