@@ -162,14 +162,15 @@ server.stop()
 
 
 class ServerProcess:
-    """``tests/fakes/llm_server.FakeLLMServer`` with a fixed latency, in a child process."""
+    """``tests/fakes/llm_server.FakeLLMServer`` with a fixed latency, in a child process
+    (``script`` reads commands on stdin and answers each with a JSON line)."""
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, script: str = _SERVER_SCRIPT) -> None:
         import subprocess  # not at the top: see the sys.path note above
 
         self.latency = latency
         self._proc: Any = subprocess.Popen(
-            [sys.executable, "-c", _SERVER_SCRIPT, str(latency)],
+            [sys.executable, "-c", script, str(latency)],
             cwd=REPO_ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

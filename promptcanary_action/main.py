@@ -21,6 +21,7 @@ from typing import TextIO
 from promptcanary.core.config.schema import SuiteConfigError, load_suite
 from promptcanary.core.models import Approval, CanaryRunResult
 from promptcanary.core.probes.plugins import ProbeModuleError, import_probe_modules
+from promptcanary.core.run.pacing import Pacing
 from promptcanary.core.run.provider import MissingCredentialsError
 from promptcanary.providers.errors import ModelConfigError
 from promptcanary.providers.factory import REPLAY_PREFIX, build_providers
@@ -264,6 +265,7 @@ async def _run_all(
     plan = [(loaded, spec) for loaded in suites for spec in models_for(loaded, step.settings)]
     # Every model is checked (known, key set, recording readable) before the first request.
     providers = build_providers([(s, loaded.path.parent) for loaded, s in plan], effects.provider)
+    pacing = Pacing()  # one limiter per provider, key and endpoint, for every pair of the step
     for (loaded, spec), provider in zip(plan, providers, strict=True):
         if effects.cancellation.requested:
             return pairs  # no new pair after a cancel: the report says the run stopped
@@ -276,6 +278,7 @@ async def _run_all(
                     ref=step.activity.baseline_ref,
                     provider_factory=lambda *_, built=provider: built,
                     cancellation=effects.cancellation,
+                    pacing=pacing,
                 )
             )
     return pairs

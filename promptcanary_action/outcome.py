@@ -28,6 +28,7 @@ from promptcanary.core.models import (
     ResultRef,
 )
 from promptcanary.core.spec import resolve_line
+from promptcanary.core.verdict.served import ServedModelChange, served_ids
 from promptcanary.core.verdict.usage import UsageComparison, UsageFinding
 from promptcanary_action.links import suite_line_url
 from promptcanary_action.settings import Settings
@@ -116,6 +117,8 @@ class PairOutcome(BaseModel):
     """The regressions of ``drift`` nobody approved: the ones the gate judged."""
     gated_severity: DriftSeverity = DriftSeverity.NONE
     """The severity of ``drift`` with its approved regressions set aside."""
+    served_change: ServedModelChange | None = None
+    """The evaluation's served-model finding: an id or fingerprint the baseline never saw."""
 
     def is_approved(self, comparison: ProbeComparison) -> bool:
         return any(
@@ -209,6 +212,7 @@ class StepOutcome(BaseModel):
                 {p.model: p.history for p in pairs},
                 {p.model: p.run.overall_score for p in pairs},
                 self.trend_points,
+                {p.model: sorted(served_ids(p.run.llm_responses)) for p in pairs},
             )
             if trend is not None:
                 found.append(trend)
@@ -231,6 +235,11 @@ class StepOutcome(BaseModel):
     @property
     def usage_findings(self) -> list[UsageFinding]:
         return [f for p in self.pairs for f in p.usage_findings]
+
+    @property
+    def served_changes(self) -> list[ServedModelChange]:
+        """The served-model findings of every pair (output ``served-model-changed``)."""
+        return [p.served_change for p in self.pairs if p.served_change is not None]
 
     cancelled: str | None = None
     """Why the step stopped early (the job was cancelled); None when it ran to the end."""
@@ -346,15 +355,25 @@ def verdict(
         )
     gates = list(dict.fromkeys(f.gate for p in pairs for f in p.usage_findings))
     usage = f"usage above its limit ({', '.join(gates)})" if gates else ""
+    served = _served_phrase(pairs)
     if regressions:
         icon = "❌" if failed else "⚠️"
         more = f"; {approved}" if approved else ""
         return (
             f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
-            f"(severity {worst.value}{more})" + (f"; {usage}" if usage else "")
+            f"(severity {worst.value}{more})"
+            + (f"; {usage}" if usage else "")
+            + (f"; {served}" if served else "")
         )
     if usage:
-        return f"❌ No regression, but {usage}" + (f"; drift {approved}" if approved else "")
+        return (
+            f"❌ No regression, but {usage}"
+            + (f"; {served}" if served else "")
+            + (f"; drift {approved}" if approved else "")
+        )
+    if served:
+        icon = "❌" if failed else "⚠️"
+        return f"{icon} No regression, but {served}" + (f"; drift {approved}" if approved else "")
     if approved and not failed:
         return f"✅ Drift {approved}"
     if failed:
@@ -365,6 +384,15 @@ def verdict(
     if compared == 0:
         return f"✅ {len(pairs)} model run(s) completed; no baseline to compare with yet"
     return f"✅ No drift in {compared} compared model run(s)"
+
+
+def _served_phrase(pairs: Sequence[PairOutcome]) -> str:
+    """ "the served model changed: …" for the first pair whose served model changed."""
+    changes = [p.served_change for p in pairs if p.served_change is not None]
+    if not changes:
+        return ""
+    more = f" (and {len(changes) - 1} more model run(s))" if len(changes) > 1 else ""
+    return f"the served model changed: {changes[0].message}{more}"
 
 
 def _approved_phrase(pairs: Sequence[PairOutcome]) -> str:

@@ -25,6 +25,7 @@ from promptcanary.core.models import (
     ResultRef,
 )
 from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.pacing import Pacing
 from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.runner import run_suite
 from promptcanary.core.spec import ModelSpec, SuiteSpec, requested_models
@@ -114,6 +115,7 @@ def policy_for(
             cost_pct=settings.max_cost_increase,
         ),
         approval=approval,
+        fail_on_model_change=settings.fail_on_model_change,
         may_create_baseline=activity.may_create_baseline and not baseline_unreadable,
     )
 
@@ -134,6 +136,7 @@ def verdict_fields(evaluation: Evaluation) -> dict[str, Any]:
         "usage_findings": list(evaluation.usage_findings),
         "approved": _refs(evaluation.approved),
         "approval": evaluation.approval,
+        "served_change": evaluation.served_change,
     }
 
 
@@ -231,6 +234,7 @@ async def run_pair(
     ref: str,
     provider_factory: ProviderFactory,
     cancellation: Cancellation | None = None,
+    pacing: Pacing | None = None,
 ) -> PairOutcome:
     """Run one suite on one model (this leg's shard of it, when set), then judge the run.
 
@@ -247,7 +251,9 @@ async def run_pair(
     stop = cancellation.stop_event() if cancellation is not None else None
     options = run_options(judging.settings, sha=judging.sha, ref=ref)
     # samples: auto decides against the baseline (and its pool) while it samples.
-    run = await run_suite(loaded.suite, provider, options, baseline=found.baseline, stop=stop)
+    run = await run_suite(
+        loaded.suite, provider, options, baseline=found.baseline, stop=stop, pacing=pacing
+    )
     if cancellation is not None and cancellation.reason is not None:
         run = run.model_copy(update={"incomplete": cancellation.reason})
     return judge_run(loaded, model_id, run, judging, found=found)

@@ -51,5 +51,7 @@ def rejudge(
     It reads the stored run, comparison and usage only, so a ``step.json`` written before the
     pairs kept their decisions is judged alike."""
     policy = policy_for(settings, activity, approval)
-    evaluation = decide(pair.run, pair.drift, policy, usage=pair.usage)
+    evaluation = decide(
+        pair.run, pair.drift, policy, usage=pair.usage, baseline_run=pair.baseline_run
+    )
     return pair.model_copy(update=verdict_fields(evaluation))

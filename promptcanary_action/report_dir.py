@@ -227,4 +227,5 @@ def usage_outputs(outcome: StepOutcome) -> dict[str, str]:
         "completion-tokens": str(sum(p.run.token_usage.completion_tokens for p in outcome.pairs)),
         "cost-usd": f"{sum(known_costs):.6f}" if costs and len(known_costs) == len(costs) else "",
         "usage-findings": str(len(outcome.usage_findings)),
+        "served-model-changed": "true" if outcome.served_changes else "false",
     }

@@ -401,6 +401,10 @@ class Settings:
         default=None, metadata=_input("max-cost-increase", _PERCENT)
     )
     """Percent increase of cost per answer that fails the step; None: off."""
+    fail_on_model_change: bool = field(
+        default=False, metadata=_input("fail-on-model-change", clean_bool)
+    )
+    """Fail the step when a model was served by an id or fingerprint its baseline never saw."""
     trend_points: int = field(
         default=20,
         metadata=_input("trend-points", partial(clean_int, minimum=1, maximum=HISTORY_KEEP)),

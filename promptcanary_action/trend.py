@@ -26,6 +26,8 @@ from promptcanary_action.baselines.history import prompt_history, prompt_pass_ra
 DEFAULT_TREND_POINTS = 20
 """Promoted baselines drawn before the current run (input ``trend-points``)."""
 CURRENT_LABEL = "this run"
+CHANGED_MARK = " (model changed)"
+"""Added to a point's label when a model was served by other ids than at the point before."""
 SPARK_BARS = "▁▂▃▄▅▆▇█"
 _LABEL_LIMIT = 40
 # Mermaid's xychart lexer ends a quoted string at the next '"' (there is no escape), starts a
@@ -64,6 +66,7 @@ class _Promotion:
     label: str
     order: tuple[str, int]
     score: float
+    served: tuple[str, ...] = ()
 
 
 def _promotions(records: Sequence[Mapping[str, Any]]) -> list[_Promotion]:
@@ -76,7 +79,10 @@ def _promotions(records: Sequence[Mapping[str, Any]]) -> list[_Promotion]:
         sha = str(record.get("sha") or "")
         key = sha or str(record.get("snapshot_id") or record.get("time") or index)
         label = sha[:7] if sha else str(record.get("time") or "")[:10] or f"#{index + 1}"
-        found.append(_Promotion(key, label, (str(record.get("time") or ""), index), float(score)))
+        served = record.get("served")
+        ids = tuple(sorted(str(s) for s in served)) if isinstance(served, list) else ()
+        order = (str(record.get("time") or ""), index)
+        found.append(_Promotion(key, label, order, float(score), ids))
     return found
 
 
@@ -85,11 +91,14 @@ def build_trend(
     histories: Mapping[str, Sequence[Mapping[str, Any]]],
     current: Mapping[str, float | None],
     points: int = DEFAULT_TREND_POINTS,
+    current_served: Mapping[str, Sequence[str]] | None = None,
 ) -> Trend | None:
     """The suite's trend; None when no model of ``current`` has a usable history (no chart).
 
     ``histories``: model id → its history records, oldest first. ``current``: model id → the
     current run's overall score. ``points``: promoted baselines kept (the newest ones).
+    ``current_served``: model id → the served model ids of the current run; a point where a
+    model's served ids differ from its previous point's gets :data:`CHANGED_MARK`.
     """
     # A model whose current run scored nothing has no current point: it is not charted.
     scores = {m: s for m, s in current.items() if s is not None}
@@ -114,7 +123,12 @@ def build_trend(
         columns[model] = column
     first_full = max(next(i for i, v in enumerate(c) if v is not None) for c in columns.values())
     start = max(first_full, len(events) - points)
+    changed = _served_changes(events, per_model, current_served or {})
     labels = [*_unique([e.label for e in events[start:]]), CURRENT_LABEL]
+    labels = [
+        label + CHANGED_MARK if c else label
+        for label, c in zip(labels, changed[start:], strict=True)
+    ]
     series = {m: [*(v for v in c[start:] if v is not None), scores[m]] for m, c in columns.items()}
     return Trend(suite_name, labels, series)
 
@@ -130,6 +144,26 @@ def prompt_trends(
         if earlier:
             trends[prompt_id] = [*earlier, rate]
     return trends
+
+
+def _served_changes(
+    events: Sequence[_Promotion],
+    per_model: Mapping[str, Sequence[_Promotion]],
+    current: Mapping[str, Sequence[str]],
+) -> list[bool]:
+    """For each event and then the current run: whether a model was served by other ids than
+    at its previous promotion (sides that name none are not compared)."""
+    changed = [False] * (len(events) + 1)
+    index = {e.key: i for i, e in enumerate(events)}
+    for model, promotions in per_model.items():
+        points = [(index[p.key], p.served) for p in promotions if p.key in index]
+        points.append((len(events), tuple(sorted(current.get(model, ())))))
+        previous: tuple[str, ...] = ()
+        for at, served in sorted(points, key=lambda p: p[0]):
+            if served and previous and served != previous:
+                changed[at] = True
+            previous = served or previous
+    return changed
 
 
 def _unique(labels: list[str]) -> list[str]:

@@ -246,6 +246,23 @@ class LLMResponse(BaseModel):
     truncated_from: int | None = None
     """The text's length in characters when ``content`` holds only its first part (stored
     responses are kept to :data:`MAX_STORED_RESPONSE_CHARS`); ``None`` when kept whole."""
+    served_model: str | None = None
+    """The model id the provider says answered (``gpt-4o-2024-08-06`` for ``openai/gpt-4o``);
+    ``None`` when it sent none. Read from ``raw_response`` for responses stored before."""
+    system_fingerprint: str | None = None
+    """The provider's ``system_fingerprint`` of the backend that answered, when it sends one."""
+    rate_limit_headers: dict[str, str] | None = Field(default=None, exclude=True, repr=False)
+    """The answer's rate-limit headers, for the run's pacing only (never stored)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _served_from_raw(cls, data: Any) -> Any:
+        # Responses stored before these fields kept the same values in raw_response.
+        if isinstance(data, dict) and isinstance(raw := data.get("raw_response"), dict):
+            for name, key in (("served_model", "model"), ("system_fingerprint",) * 2):
+                if data.get(name) is None and isinstance(raw.get(key), str) and raw[key]:
+                    data = {**data, name: raw[key]}
+        return data
 
     @property
     def errored(self) -> bool:
@@ -304,6 +321,10 @@ class ProviderConfig(BaseModel):
     max_tokens: int = 1024
     seed: int | None = 42
     extra_params: dict[str, Any] = Field(default_factory=dict)
+    rpm: int | None = Field(default=None, ge=1)
+    """Requests per minute the model's key may send (``rpm:``); ``None``: learnt from headers."""
+    tpm: int | None = Field(default=None, ge=1)
+    """Tokens per minute the model's key may spend (``tpm:``); ``None``: learnt from headers."""
 
     @field_validator("model_id")
     @classmethod
@@ -462,6 +483,10 @@ class CanaryRunResult(BaseModel):
     incomplete: str | None = None
     """Why the run stopped before every prompt was answered (e.g. the job was cancelled); the
     unanswered ones are errored responses. ``None`` for a complete run."""
+    rate_limited: int = 0
+    """Answers that were HTTP 429 (rate limited), retried or not."""
+    paced_seconds: float = 0.0
+    """Seconds this run's requests waited for the provider's rate limit, summed over requests."""
 
     def _scored(self) -> list[ProbeResult]:
         return [r for r in self.probe_results if not r.errored]

@@ -97,6 +97,8 @@ MODEL_KEYS = (
     "tool_choice",
     "response_format",
     "custom_llm_provider",
+    "rpm",
+    "tpm",
     "litellm",
 )
 """The keys of a ``models:`` mapping; ``litellm:`` holds any other LiteLLM parameter as is."""

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 REPLAY_PREFIX = "replay:"
 _CONFIG_KEYS = ("temperature", "max_tokens", "seed")
+_RATE_KEYS = ("rpm", "tpm")  # the runner's pacing, never sent to the provider
 
 Factory = Callable[[str, dict[str, Any], Path], BaseLLMProvider]
 """Builds one provider from a model id, its parameters and the folder of relative replay paths."""
@@ -30,6 +31,15 @@ def make_provider(
 ) -> BaseLLMProvider:
     """The provider for ``model``; a relative replay path is resolved against ``base_dir``."""
     options = dict(params or {})
+    rates = {k: options.pop(k) for k in _RATE_KEYS if k in options}
+    provider = _provider(model, options, base_dir)
+    if not rates:
+        return provider
+    config = provider.config
+    return provider.with_config(type(config).model_validate({**config.model_dump(), **rates}))
+
+
+def _provider(model: str, options: dict[str, Any], base_dir: Path | None) -> BaseLLMProvider:
     config_keys = {k: options.pop(k) for k in _CONFIG_KEYS if k in options}
     if model.startswith(REPLAY_PREFIX):
         from promptcanary.providers.replay import ReplayProvider

@@ -39,7 +39,13 @@ from promptcanary.core.http_headers import retry_after
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig, ToolCall
 from promptcanary.core.redact import is_secret_name
 from promptcanary.core.run.options import DEFAULT_TIMEOUT
-from promptcanary.core.run.provider import BaseLLMProvider, MissingCredentialsError, ProviderError
+from promptcanary.core.run.provider import (
+    BaseLLMProvider,
+    MissingCredentialsError,
+    ProviderError,
+    scope_key,
+)
+from promptcanary.core.run.rate_headers import rate_limit_header_names
 from promptcanary.providers.errors import ModelConfigError
 from promptcanary.providers.litellm_tuning import (
     INLINE_SETUP_PROVIDERS,
@@ -439,6 +445,7 @@ class LiteLLMProvider(BaseLLMProvider):
                 transient=False,
             )
         usage = getattr(response, "usage", None)
+        raw = _small_raw(response, usage)
         return LLMResponse(
             prompt_id=prompt.id,
             provider_model_id=model_id,
@@ -449,8 +456,11 @@ class LiteLLMProvider(BaseLLMProvider):
             completion_tokens=getattr(usage, "completion_tokens", None),
             total_tokens=getattr(usage, "total_tokens", None),
             latency_ms=latency_ms,
-            raw_response=_small_raw(response, usage),
+            raw_response=raw,
             sample=sample,
+            served_model=raw.get("model"),
+            system_fingerprint=raw.get("system_fingerprint"),
+            rate_limit_headers=_response_headers(response),
         )
 
     def _error(self, exc: BaseException, timeout: float) -> ProviderError:
@@ -490,7 +500,15 @@ class LiteLLMProvider(BaseLLMProvider):
             raw_error=exc,
             retry_after=_retry_after(exc),
             transient=transient,
+            rate_limit_headers=_error_headers(exc),
         )
+
+    def rate_limit_scope(self) -> str:
+        """The provider, the endpoint and the key (from the model's parameters or LiteLLM's
+        ``<PROVIDER>_API_KEY`` variable): what shares one rate limit."""
+        prefix = (self._provider_or_none() or self.config.model_id.split("/", 1)[0]).upper()
+        key = self.config.extra_params.get("api_key") or _env(f"{prefix}_API_KEY")
+        return scope_key(prefix.lower(), self._endpoint(), key)
 
     def _endpoint(self) -> str:
         """Where the request went: the model's ``api_base``, the provider's ``*_API_BASE`` /
@@ -615,15 +633,37 @@ def _clean(detail: str) -> str:
     return detail if len(detail) <= _MAX_MESSAGE else detail[: _MAX_MESSAGE - 1] + "…"
 
 
-def _retry_after(exc: BaseException) -> float | None:
-    """Seconds from the ``Retry-After`` (or ``retry-after-ms``) header of the failed answer."""
-    for headers in (
+def _response_headers(response: Any) -> dict[str, str] | None:
+    """The rate-limit headers of an answer, as LiteLLM hands them back (``_hidden_params``)."""
+    hidden = getattr(response, "_hidden_params", None)
+    headers = hidden.get("additional_headers") if isinstance(hidden, Mapping) else None
+    if not isinstance(headers, Mapping):
+        headers = getattr(response, "_response_headers", None)
+    return (rate_limit_header_names(headers) or None) if isinstance(headers, Mapping) else None
+
+
+def _error_headers(exc: BaseException) -> dict[str, str] | None:
+    """The rate-limit headers of a failed answer (a 429 usually carries them)."""
+    for headers in _headers_of(exc):
+        kept = rate_limit_header_names(headers)
+        if kept:
+            return kept
+    return None
+
+
+def _headers_of(exc: BaseException) -> list[Mapping[str, str]]:
+    found = (
         getattr(exc, "litellm_response_headers", None),
         getattr(getattr(exc, "response", None), "headers", None),
         getattr(exc, "headers", None),
-    ):
-        if isinstance(headers, Mapping) and headers:
-            wait = retry_after(headers)
-            if wait is not None:
-                return wait
+    )
+    return [h for h in found if isinstance(h, Mapping) and h]
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds from the ``Retry-After`` (or ``retry-after-ms``) header of the failed answer."""
+    for headers in _headers_of(exc):
+        wait = retry_after(headers)
+        if wait is not None:
+            return wait
     return None

@@ -14,6 +14,7 @@ from typing import Any
 
 from promptcanary.core.files import numbered_values
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult
+from promptcanary.core.verdict.served import served_ids
 
 HISTORY_KEEP = 200
 """Lines a bounded history keeps: enough for the longest trend chart (``trend-points``)."""
@@ -51,6 +52,7 @@ def history_record(
         "prompts": len(run.prompt_ids),
         "regressions": regressions,
         "errors": run.error_count,
+        **_served_fields(run),
         **_approval_fields(snapshot),
         "prompt_pass": {
             prompt_key(prompt): round(rate * 100)
@@ -89,6 +91,12 @@ def prompt_history(records: Sequence[Mapping[str, Any]], prompt_id: str) -> list
         if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 100:
             rates.append(value / 100)
     return rates
+
+
+def _served_fields(run: CanaryRunResult) -> dict[str, Any]:
+    """The served model ids of the promoted run (nothing when its provider named none)."""
+    served = sorted(served_ids(run.llm_responses))
+    return {"served": served} if served else {}
 
 
 def _approval_fields(snapshot: BaselineSnapshot) -> dict[str, Any]:

@@ -71,6 +71,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from tests.fakes.rate_limits import ServerRateLimit
+
 __all__ = ["WEATHER_TOOL", "FakeLLMServer", "Rule"]
 
 WEATHER_TOOL: dict[str, Any] = {
@@ -350,6 +352,11 @@ class FakeLLMServer:
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
         self.models: list[str] = ["fake-model"]
+        self.rate_limit: ServerRateLimit | None = None
+        """Per-key requests and tokens per minute (see :mod:`tests.fakes.rate_limits`)."""
+        self.served_model: str | None = None
+        """The ``model`` answers name; the request's model when ``None``."""
+        self.fingerprint: str | None = "fp_fake"
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> Self:
@@ -513,6 +520,9 @@ class FakeLLMServer:
                 self._default = Rule(echo=True)
                 self.drift = False
                 self.latency = 0.0
+                self.rate_limit = None
+                self.served_model = None
+                self.fingerprint = "fp_fake"
 
     # -- internals ----------------------------------------------------------------------------
     def _track(self, conn: socket.socket, *, add: bool) -> None:
@@ -675,10 +685,19 @@ class FakeLLMServer:
         if body.get("stream"):
             message = "stream=true is not supported by the fake LLM server"
             return 400, json.dumps(_error_body(400, message)).encode(), "application/json", {}
+        extra_headers = dict(spec.get("headers") or {})
+        payload = None
+        if self.rate_limit is not None and not spec["_error"]:
+            payload = self._completion_payload(record, body, spec)
+            key = handler.headers.get("Authorization") or ""
+            ok, limit_headers = self.rate_limit.admit(key, payload["usage"]["total_tokens"])
+            extra_headers.update(limit_headers)
+            if not ok:  # refused at once, as providers do
+                error = json.dumps(_error_body(429, "Rate limit reached")).encode()
+                return 429, error, "application/json", extra_headers
         delay = self.latency + float(spec.get("latency") or 0.0)
         if delay > 0 and self._stop.wait(delay):
             return None
-        extra_headers = dict(spec.get("headers") or {})
         if spec["_error"]:
             status = int(spec["status"])
             if spec.get("retry_after") is not None:
@@ -692,7 +711,7 @@ class FakeLLMServer:
         if spec.get("malformed"):
             broken = b'{"id": "chatcmpl-broken", "choices": [ this is not json'
             return 200, broken, "application/json", extra_headers
-        payload = self._completion_payload(record, body, spec)
+        payload = payload or self._completion_payload(record, body, spec)
         return 200, json.dumps(payload).encode(), "application/json", extra_headers
 
     def _completion_payload(
@@ -764,8 +783,8 @@ class FakeLLMServer:
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model") or "fake-model",
-            "system_fingerprint": "fp_fake",
+            "model": self.served_model or body.get("model") or "fake-model",
+            "system_fingerprint": self.fingerprint,
             "choices": choices,
             "usage": usage,
         }

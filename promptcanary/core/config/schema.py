@@ -465,6 +465,17 @@ def _model_params(item: dict[str, Any], loc: Loc, context: SourceMap) -> dict[st
                 hint=f"a model entry takes {', '.join(MODEL_KEYS)}; put any other LiteLLM "
                 "parameter under `litellm:`, e.g. `litellm: {drop_params: true}`",
             )
+    for key in ("rpm", "tpm"):
+        value = item.get(key)
+        if key in item and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise context.error(
+                f"{key!r} of model entry {item['model']!r} must be a whole number of "
+                f"{'requests' if key == 'rpm' else 'tokens'} per minute (1 or more), "
+                f"got {_got(value)}",
+                (*loc, key),
+                hint="the provider's limit for this key, e.g. `rpm: 500`; leave it out to "
+                "learn it from the answers' rate-limit headers",
+            )
     params = {k: v for k, v in item.items() if k not in ("model", "litellm")}
     passthrough = item.get("litellm", {})
     if not isinstance(passthrough, dict):

@@ -9,15 +9,23 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import hashlib
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
+
+
+def scope_key(provider: str, endpoint: str, key: object) -> str:
+    """A rate-limit scope's name: provider, endpoint and a short hash of the key (never the key)."""
+    digest = hashlib.sha256(str(key).encode()).hexdigest()[:16] if key else "-"
+    return f"{provider}|{endpoint}|{digest}"
 
 
 class ProviderError(Exception):
     """A provider call failed.
 
     ``transient`` marks errors worth retrying (429, 5xx, connection errors, timeouts);
-    ``retry_after`` is the server's ``Retry-After`` in seconds when it sent one.
+    ``retry_after`` is the server's ``Retry-After`` in seconds when it sent one;
+    ``rate_limit_headers`` its rate-limit headers (for the run's pacing).
     """
 
     def __init__(
@@ -29,8 +37,10 @@ class ProviderError(Exception):
         raw_error: BaseException | None = None,
         retry_after: float | None = None,
         transient: bool | None = None,
+        rate_limit_headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
+        self.rate_limit_headers = rate_limit_headers
         self.model_id = model_id
         self.status_code = status_code
         self.raw_error = raw_error
@@ -60,6 +70,14 @@ class BaseLLMProvider(abc.ABC):
         clone.__dict__.update(self.__dict__)
         clone._config = config
         return clone
+
+    def rate_limit_scope(self) -> str:
+        """What shares one rate limit with this model: requests to the same provider, endpoint
+        and key. Held in memory only (the key as a hash); adapters that know more override it."""
+        params = self.config.extra_params
+        endpoint = params.get("api_base") or params.get("base_url") or ""
+        provider = self.config.model_id.split("/", 1)[0]
+        return scope_key(provider, str(endpoint), params.get("api_key"))
 
     def check_environment(self) -> None:
         """Raise :class:`MissingCredentialsError` when a call could not possibly succeed."""

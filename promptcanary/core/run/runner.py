@@ -31,6 +31,7 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.redact import redact_params
 from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.pacing import Pacing
 from promptcanary.core.run.progress import RunProgress
 from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.recording import write_recording
@@ -84,6 +85,7 @@ async def run_suite(
     rng: random.Random | None = None,
     progress_stream: TextIO | None = None,
     stop: asyncio.Event | None = None,
+    pacing: Pacing | None = None,
 ) -> CanaryRunResult:
     """Run every prompt of ``suite`` against ``provider``, score the answers, return the run.
 
@@ -102,7 +104,8 @@ async def run_suite(
     config = effective_config(provider.config, options)
     run_provider = provider.with_config(config) if config != provider.config else provider
     run_provider.check_environment()
-    session = RunSession(suite, run_provider, options, sleep=sleep, rng=rng)
+    # ``pacing`` shared by several runs paces them to one budget per key (a fresh one otherwise).
+    session = RunSession(suite, run_provider, options, sleep=sleep, rng=rng, pacing=pacing)
     # A matrix leg answers its shard only; the run still records the whole suite's hashes.
     prompts = options.shard.select(suite.prompts) if options.shard else suite.prompts
     started_at = datetime.now(UTC)
@@ -112,6 +115,7 @@ async def run_suite(
     finally:
         await session.aclose()
     finished_at = datetime.now(UTC)
+    session.pacing.log(config.model_id, progress_stream, enabled=options.show_progress)
     kept = [response.bounded() for response in responses]  # what is stored
     if options.record is not None:
         write_recording(options.record, kept)
@@ -124,6 +128,8 @@ async def run_suite(
         finished_at=finished_at,
         provenance=provenance(suite, options, record, responses),
         incomplete=STOPPED_ERROR if stop is not None and stop.is_set() else None,
+        rate_limited=session.pacing.rate_limited,
+        paced_seconds=round(session.pacing.waited, 3),
     )
 
 

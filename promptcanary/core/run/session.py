@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TextIO
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse
 from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.pacing import Limiter, Pacing, Ticket
 from promptcanary.core.run.progress import RunProgress
 from promptcanary.core.run.provider import BaseLLMProvider, ProviderError
+from promptcanary.core.run.rate_headers import RateLimitHeaders, parse_rate_limit_headers
 from promptcanary.core.spec import SuiteSpec
 
 Sleep = Callable[[float], Awaitable[object]]
@@ -27,6 +31,8 @@ BACKOFF_BASE = 0.5
 """Seconds before the first retry (upper bound of the jittered delay)."""
 BACKOFF_CAP = 30.0
 """Upper bound of the exponential part of the delay."""
+PACING_LOG_SECONDS = 1.0
+"""Waits for the rate limit shorter than this in a whole run are not worth a log line."""
 RETRY_AFTER_CAP = 60.0
 """A server's ``Retry-After`` is honoured up to this many seconds."""
 
@@ -97,17 +103,24 @@ class RunSession:
         *,
         sleep: Sleep = asyncio.sleep,
         rng: random.Random | None = None,
+        pacing: Pacing | None = None,
     ) -> None:
         self.suite = suite
         self.config = provider.config
         self._provider = provider
         self._clones: dict[int, BaseLLMProvider] = {}
+        # Models on one key and endpoint share one limiter (when the caller shares the Pacing).
+        self.limiter = (pacing or Pacing()).limiter(
+            provider.rate_limit_scope(), rpm=self.config.rpm, tpm=self.config.tpm
+        )
         self._call = _Caller(
             model_id=self.config.model_id,
             timeout=options.timeout,
             max_retries=max(0, options.max_retries),
             sleep=sleep,
             rng=rng or random.Random(),
+            limiter=self.limiter,
+            first_burst=max(1, options.concurrency),
         )
         self._workers = max(1, options.concurrency)
         self._semaphore = asyncio.Semaphore(self._workers)
@@ -175,8 +188,40 @@ class RunSession:
         progress.advance(errored=response.errored, retries=response.retries)
         return response
 
+    @property
+    def pacing(self) -> Paced:
+        """What pacing did to this session's requests."""
+        return self._call.paced
+
     async def aclose(self) -> None:
         await self._provider.aclose()
+
+
+@dataclass
+class Paced:
+    """One session's pacing: 429 answers, seconds waited, and why (the longest waits' reason)."""
+
+    rate_limited: int = 0
+    waited: float = 0.0
+    reasons: dict[str, float] | None = None
+
+    def log(self, model: str, stream: TextIO | None, *, enabled: bool = True) -> None:
+        """One line when pacing slowed the run (a second or more) or the provider said 429."""
+        if not enabled or (self.waited < PACING_LOG_SECONDS and not self.rate_limited):
+            return
+        why = max(self.reasons.items(), key=lambda r: r[1])[0] if self.reasons else ""
+        parts = [f"promptcanary: {model}: requests waited {self.waited:.1f} s for the rate limit"]
+        if why:
+            parts.append(f"mostly for {why}")
+        if self.rate_limited:
+            parts.append(f"{self.rate_limited} answer(s) were HTTP 429")
+        print("; ".join(parts), file=stream if stream is not None else sys.stderr, flush=True)
+
+    def add(self, ticket: Ticket) -> None:
+        if ticket.waited > 0:
+            self.waited += ticket.waited
+            self.reasons = self.reasons or {}
+            self.reasons[ticket.reason] = self.reasons.get(ticket.reason, 0.0) + ticket.waited
 
 
 class _Caller:
@@ -190,18 +235,29 @@ class _Caller:
         max_retries: int,
         sleep: Sleep,
         rng: random.Random,
+        limiter: Limiter,
+        first_burst: int | None = None,
     ) -> None:
         self.model_id = model_id
         self.timeout = timeout
         self.max_retries = max_retries
         self.sleep = sleep
         self.rng = rng
+        self.limiter = limiter
+        self.first_burst = first_burst
+        self.paced = Paced()
 
     async def __call__(
         self, provider: BaseLLMProvider, prompt: CanaryPrompt, system: str | None, sample: int
     ) -> LLMResponse:
         attempt = 0
+        chars = len(prompt.text) + len(system or "")
         while True:
+            estimate = self.limiter.tokens.estimate(chars, provider.config.max_tokens)
+            ticket = await self.limiter.acquire(
+                estimate, self.sleep, retry=attempt > 0, first_burst=self.first_burst
+            )
+            self.paced.add(ticket)
             started = time.perf_counter()
             try:
                 response = await asyncio.wait_for(
@@ -221,13 +277,36 @@ class _Caller:
                     transient=True,
                 )
             except Exception as exc:  # a custom provider may raise anything; the run goes on
+                self.limiter.settle(ticket)
                 return self.errored(prompt, sample, attempt, f"{type(exc).__name__}: {exc}")
+            except BaseException:  # cancelled: the request no longer counts as in flight
+                self.limiter.settle(ticket)
+                raise
             else:
+                self._settle_answer(ticket, response, chars)
                 return self._finish(response, prompt, sample, attempt, started)
+            self._settle_error(ticket, error)
             if not error.transient or attempt >= self.max_retries:
                 return self.errored(prompt, sample, attempt, describe(error, attempt))
             await self.sleep(backoff_delay(attempt, error.retry_after, self.rng))
             attempt += 1
+
+    def _settle_answer(self, ticket: Ticket, response: LLMResponse, chars: int) -> None:
+        self.limiter.tokens.learn(chars, response.prompt_tokens, response.completion_tokens)
+        used = response.total_tokens
+        if used is None and response.prompt_tokens is not None:
+            used = response.prompt_tokens + (response.completion_tokens or 0)
+        self.limiter.settle(ticket, headers=_headers(response.rate_limit_headers), used_tokens=used)
+
+    def _settle_error(self, ticket: Ticket, error: ProviderError) -> None:
+        limited = error.status_code == 429
+        self.paced.rate_limited += limited
+        self.limiter.settle(
+            ticket,
+            headers=_headers(error.rate_limit_headers),
+            rate_limited=limited,
+            retry_after=error.retry_after,
+        )
 
     def _finish(
         self,
@@ -256,6 +335,10 @@ class _Caller:
             retries=retries,
             sample=sample,
         )
+
+
+def _headers(headers: dict[str, str] | None) -> RateLimitHeaders | None:
+    return parse_rate_limit_headers(headers, now=time.time()) if headers else None
 
 
 def describe(error: ProviderError, retries: int) -> str:

@@ -32,6 +32,7 @@ from promptcanary.core.verdict.gate import (
     gate_failed,
     untrustworthy,
 )
+from promptcanary.core.verdict.served import ServedModelChange, served_change
 from promptcanary.core.verdict.usage import (
     CostLookup,
     UsageComparison,
@@ -71,6 +72,9 @@ class EvaluationPolicy:
     """Latency, token and cost gates (percent increase over the baseline); off by default."""
     approval: Approval | None = None
     """Regressions a reviewer accepted: they neither fail the gate nor stop a promotion."""
+    fail_on_model_change: bool = False
+    """A run served by a model id or fingerprint its baseline never saw fails the gate (and,
+    under ``if_clean``, is not promoted)."""
     may_create_baseline: bool = True
     """Without a baseline, whether the run may become the first one (the action's event may not
     allow it, and a baseline that exists but cannot be read must not be replaced)."""
@@ -114,6 +118,8 @@ class Evaluation:
     """Regressions of ``drift`` that ``approval`` covers (still flagged in ``drift``)."""
     approval: Approval | None = None
     """The policy's approval when it covered at least one regression of this run."""
+    served_change: ServedModelChange | None = None
+    """The run was served by a model id or fingerprint the baseline never saw."""
 
     def snapshot(self, pool_size: int = DEFAULT_POOL) -> BaselineSnapshot:
         """The run as the baseline it may become: the pool of the last ``pool_size`` promoted
@@ -286,6 +292,7 @@ def decide(
     baseline: BaselineSnapshot | None = None,
     now: datetime | None = None,
     usage: UsageComparison | None = None,
+    baseline_run: CanaryRunResult | None = None,
 ) -> Evaluation:
     """The verdict on a run already compared with its baseline: the gate, the error-rate rule,
     the approvals, the promotion and the notes.
@@ -294,10 +301,17 @@ def decide(
     approval given after the run), which must not compare, score or measure anything again.
     ``usage`` is the run's usage as measured with its comparison (None: not measured, so no
     usage gate); ``baseline`` dates the staleness note with ``now`` (none when either is omitted).
+    The served models are compared with ``baseline``'s run, or ``baseline_run`` (re-judging
+    keeps the baseline's run, not its snapshot).
     """
     approved, gated = _apply_approval(drift, policy.approval)
     findings, notes = usage_findings(usage, policy.usage_limits) if usage else ([], [])
+    served = served_change(baseline.run_result if baseline is not None else baseline_run, run)
+    gates_model = served is not None and policy.fail_on_model_change
     rule = decide_promotion(run, gated, policy, tuple(findings))
+    if gates_model and rule.allowed and policy.promotion == "if_clean":
+        # Like a usage gate: what failed the step must not become the reference.
+        rule = Promotion(False, "the served model changed (fail-on-model-change)")
     if baseline is not None and now is not None:
         stale = age_note(baseline, now, policy.baseline_max_age_days)
         if stale:
@@ -313,11 +327,12 @@ def decide(
         drift=drift,
         gated_drift=gated,
         promotion=_held_back(rule, run, baseline is not None, policy),
-        gate_failed=gate_failed(gated, run, policy.fail_on) or bool(findings),
+        gate_failed=gate_failed(gated, run, policy.fail_on) or bool(findings) or gates_model,
         untrustworthy=untrustworthy(run, policy.max_error_rate),
         notes=tuple(notes),
         usage=usage,
         usage_findings=tuple(findings),
         approved=tuple(approved),
         approval=policy.approval if approved else None,
+        served_change=served,
     )

@@ -41,6 +41,7 @@ PUBLISHED_INPUTS = {
     "max-latency-increase",
     "max-token-increase",
     "max-cost-increase",
+    "fail-on-model-change",
     "trend-points",
     "temperature",
     "max-tokens",
@@ -79,6 +80,7 @@ PUBLISHED_OUTPUTS = {
     "completion-tokens",
     "cost-usd",
     "usage-findings",
+    "served-model-changed",
     "summary",
 }
 EXPRESSION = re.compile(r"\$\{\{.*\}\}")

@@ -222,6 +222,20 @@ def test_prompt_history_reads_old_and_damaged_lines_as_no_point() -> None:
     assert prompt_history(records, "p2") == []
 
 
+def test_history_record_carries_the_served_model_ids() -> None:
+    plain = snapshot()
+    assert "served" not in history_record(plain, sha="c" * 40, ref="main", now=T0)
+    answers = [
+        r.model_copy(update={"served_model": served})
+        for r, served in zip(plain.run_result.llm_responses, ("gpt-4o-b", "gpt-4o-a"), strict=True)
+    ]
+    run = plain.run_result.model_copy(update={"llm_responses": answers})
+    record = history_record(
+        plain.model_copy(update={"run_result": run}), sha="c" * 40, ref="main", now=T0
+    )
+    assert record["served"] == ["gpt-4o-a", "gpt-4o-b"]
+
+
 def test_append_repairs_a_missing_final_newline() -> None:
     text = append_history('{"a":1}', {"b": 2})
 

@@ -8,6 +8,7 @@ from typing import Any
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary_action.baselines.history import history_record
 from promptcanary_action.trend import (
+    CHANGED_MARK,
     CURRENT_LABEL,
     DEFAULT_TREND_POINTS,
     SPARK_BARS,
@@ -168,3 +169,28 @@ def test_prompt_trends_of_a_history_from_before_prompt_pass_are_empty() -> None:
 
     assert prompt_trends(older, run_result(passed=2)) == {}
     assert build_trend("s", {"m": older}, {"m": 0.9}) is not None  # the suite trend still draws
+
+
+def test_a_point_where_the_served_model_changed_is_marked() -> None:
+    history = records([0.9, 0.9, 0.8])
+    for record, served in zip(history, (["gpt-a"], ["gpt-a"], ["gpt-b"]), strict=True):
+        record["served"] = served
+
+    trend = build_trend("s", {"m": history}, {"m": 0.8}, current_served={"m": ["gpt-c"]})
+
+    assert trend is not None
+    marked = [label.endswith(CHANGED_MARK) for label in trend.labels]
+    assert marked == [False, False, True, True]  # gpt-a, gpt-a, gpt-b, then gpt-c
+    assert trend.labels[-1] == CURRENT_LABEL + CHANGED_MARK
+    assert "(model changed)" in mermaid_chart(trend)
+
+
+def test_no_mark_for_the_same_ids_or_where_none_were_recorded() -> None:
+    history = records([0.9, 0.9])
+    history[1]["served"] = ["gpt-a"]  # the first promotion predates served ids
+
+    same = build_trend("s", {"m": history}, {"m": 0.9}, current_served={"m": ["gpt-a"]})
+    unknown = build_trend("s", {"m": history}, {"m": 0.9}, current_served={"m": []})
+
+    assert same is not None and unknown is not None
+    assert not any(label.endswith(CHANGED_MARK) for label in [*same.labels, *unknown.labels])

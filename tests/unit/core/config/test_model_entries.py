@@ -60,3 +60,25 @@ def test_a_requested_model_takes_the_parameters_of_the_suite_entry_of_its_id() -
         ModelSpec("openai/local", {"api_base": "http://h/v1"}),
         ModelSpec("openai/other"),
     ]
+
+
+def test_rpm_and_tpm_reach_the_provider_config_and_not_litellm(tmp_path: Path) -> None:
+    from promptcanary.providers.factory import make_provider
+
+    (spec,) = load(
+        tmp_path, "  - {model: openai/x, api_base: 'http://h/v1', rpm: 500, tpm: 90000}\n"
+    )
+    assert spec.params == {"api_base": "http://h/v1", "rpm": 500, "tpm": 90000}
+    provider = make_provider(spec.model, spec.params)
+    assert (provider.config.rpm, provider.config.tpm) == (500, 90000)
+    assert "rpm" not in provider.config.extra_params and "tpm" not in provider.config.extra_params
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "1.5", "lots", "true"])
+def test_a_bad_rpm_names_its_line_and_the_fix(tmp_path: Path, value: str) -> None:
+    with pytest.raises(SuiteConfigError) as info:
+        load(tmp_path, f"  - model: openai/x\n    rpm: {value}\n")
+    assert info.value.line == 8
+    assert "'rpm' of model entry 'openai/x' must be a whole number of requests per minute" in (
+        info.value.message
+    )

@@ -1,0 +1,372 @@
+"""Pacing to a provider's rate limit: one limiter per rate-limit scope (provider, key, endpoint).
+
+Every model sent with the same key to the same endpoint shares the provider's budget, so they
+share one :class:`Limiter` (a :class:`Pacing` holds one per scope). A limiter paces two budgets,
+requests and tokens, each a bucket that refills continuously at its limit per minute:
+
+* **The budget** comes from ``rpm:`` / ``tpm:`` (the model mapping), or is learnt from the
+  answers' rate-limit headers (:mod:`.rate_headers`): their limit sets the refill rate, and
+  what an answer says is left, less what is still in flight, sets the level.
+* **Tokens** are counted before sending: the prompt's characters over the characters per token
+  seen so far (4 until an answer's usage says), plus the completion tokens seen so far (the
+  ``max_tokens`` cap until one is seen). The answer's usage then corrects the bucket.
+* **No headers and no ``rpm:``**: nothing is paced until a 429. Then requests go out at a rate
+  found as TCP finds a window: 0.9 times the rate the server admitted over the last second,
+  grown 3% per answer until the next 429 (the probe); from then on 0.9 times the lower of the
+  rate and the admitted rate at each 429 (but at least 0.81 times the rate), grown by 0.1% of
+  it per answer (additive increase, multiplicative decrease). Every 429's
+  ``Retry-After`` holds the whole scope, not only the request that got it.
+
+Pure: the clock and the sleep are parameters. A limiter that knows nothing costs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from promptcanary.core.run.rate_headers import Budget, RateLimitHeaders
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[object]]
+
+CHARS_PER_TOKEN = 4.0
+"""Characters per prompt token assumed until an answer's usage says otherwise."""
+MESSAGE_OVERHEAD = 8
+"""Tokens a chat request adds to its texts (roles, separators)."""
+PACED_BURST_SECONDS = 1.0
+"""With ``rpm:``/``tpm:`` and no headers, at most this many seconds of budget go out at once."""
+DECREASE = 0.9
+"""On a 429 without headers, the rate becomes this share of the rate the server admitted."""
+PROBE_GROWTH = 0.03
+"""Growth of the rate per answer until the second 429 (finding the limit)."""
+STEADY_GROWTH = 0.001
+"""Growth per answer after that, as a share of the rate set at the last 429."""
+MIN_RATE = 0.05
+"""Requests per second a limiter never goes below (one every 20 s)."""
+MIN_ADMITTED = 2
+"""Answers needed before a 429 sets a rate: fewer say nothing about the server's."""
+ADMITTED_WINDOW = 1.0
+"""Seconds over which the rate the server admitted is measured at a 429."""
+SHORTEST_SPAN = 0.1
+"""Shortest span that rate is measured over (a 429 in the run's first moments)."""
+EPSILON = 1e-6
+"""Waits shorter than this (seconds) are not waited."""
+SLACK = 0.1
+"""Seconds of a paced rate's schedule a late request may make up by going at once."""
+CEILING = 1.5
+"""The rate grows to at most this multiple of the rate admitted over the last second."""
+REPROBE = 0.5
+"""A 429 that sets the rate below this share of the last one starts probing again."""
+
+
+class _Bucket:
+    """One budget: refills at ``rate`` per second up to ``capacity``; may go into debt."""
+
+    def __init__(self, rate: float, capacity: float, level: float, now: float) -> None:
+        self.rate = rate
+        self.capacity = capacity
+        self.level = level
+        self.stamp = now
+
+    def refill(self, now: float) -> None:
+        if now > self.stamp:
+            self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def wait(self, cost: float, now: float) -> float:
+        """Seconds until ``cost`` (at most the capacity) is in the bucket."""
+        self.refill(now)
+        need = min(cost, self.capacity) - self.level
+        return need / self.rate if need > 0 else 0.0
+
+
+@dataclass
+class TokenEstimate:
+    """A request's tokens before it is sent, corrected by what answers' usage reports."""
+
+    chars: int = 0
+    prompt_tokens: int = 0
+    completions: int = 0
+    completion_tokens: int = 0
+
+    def estimate(self, prompt_chars: int, max_tokens: int) -> int:
+        per_token = self.chars / self.prompt_tokens if self.prompt_tokens else CHARS_PER_TOKEN
+        completion = (
+            min(max_tokens, math.ceil(self.completion_tokens / self.completions))
+            if self.completions
+            else max_tokens
+        )
+        return math.ceil(prompt_chars / per_token) + MESSAGE_OVERHEAD + completion
+
+    def learn(self, prompt_chars: int, prompt_tokens: int | None, completion: int | None) -> None:
+        if prompt_tokens:
+            self.chars += max(prompt_chars, 1)
+            self.prompt_tokens += max(prompt_tokens - MESSAGE_OVERHEAD, 1)
+        if completion is not None:
+            self.completions += 1
+            self.completion_tokens += completion
+
+
+@dataclass
+class Ticket:
+    """One request let through: when, and the tokens it was counted for."""
+
+    sent_at: float
+    tokens: int
+    waited: float = 0.0
+    """Seconds it waited for the budget."""
+    reason: str = ""
+    """The budget that made it wait longest."""
+    settled: bool = False
+
+
+@dataclass
+class PacingStats:
+    """What one scope's limiter did: for the log and ``run.json``."""
+
+    waited: float = 0.0
+    """Seconds requests spent waiting for the budget, summed over requests."""
+    rate_limited: int = 0
+    """Answers with HTTP 429."""
+    reasons: dict[str, float] = field(default_factory=dict)
+    """Seconds waited, by the budget that made them wait."""
+
+
+class Limiter:
+    """The pacing of one rate-limit scope (see the module's docstring)."""
+
+    def __init__(
+        self,
+        scope: str,
+        *,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self.scope = scope
+        self.clock = clock
+        now = clock()
+        self.configured = {"requests": rpm, "tokens": tpm}
+        self.buckets: dict[str, _Bucket] = {}
+        for name, per_minute in self.configured.items():
+            if per_minute:
+                rate = per_minute / 60
+                burst = max(1.0, rate * PACED_BURST_SECONDS)
+                self.buckets[name] = _Bucket(rate, burst, burst, now)
+        self.tokens = TokenEstimate()
+        self.stats = PacingStats()
+        self.from_headers = False
+        # AIMD, when nothing says the budget: None until the first 429.
+        self.rate: float | None = None
+        self.probing = True
+        self.step = 0.0
+        self.last_event = now
+        self.started: float | None = None
+        self.admitted: deque[float] = deque()
+        self.held_until = 0.0
+        self.in_flight: list[Ticket] = []
+        self._synced = -math.inf
+        self._next_send = now
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self.answered = False
+        self._answer: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
+
+    # ── before a request ──
+
+    @property
+    def idle(self) -> bool:
+        """Nothing known yet: requests go out unpaced."""
+        return not self.buckets and self.rate is None and self.held_until <= 0.0
+
+    def delay(self, tokens: int, now: float, *, retry: bool = False) -> tuple[float, str]:
+        """Seconds the next request must wait, and which budget makes it wait. A retry is not
+        held by a 429's ``Retry-After``: its own backoff waited for it."""
+        waits = [(0.0 if retry else self.held_until - now, "a 429's Retry-After")]
+        if self.rate is not None:
+            waits.append((self._next_send - now, "the rate found by 429s (no rate-limit headers)"))
+        for name, bucket in self.buckets.items():
+            cost = 1.0 if name == "requests" else float(tokens)
+            source = "the answers' headers" if self.from_headers else f"{name[0]}pm:"
+            waits.append((bucket.wait(cost, now), f"the {name} budget (from {source})"))
+        return max(waits, key=lambda w: w[0])
+
+    async def acquire(
+        self, tokens: int, sleep: Sleep, *, retry: bool = False, first_burst: int | None = None
+    ) -> Ticket:
+        """Wait until the budget lets a request of ``tokens`` tokens out, then count it.
+
+        Before the scope's first answer nothing is known: at most ``first_burst`` requests
+        (one run's concurrency) go out, so runs starting together on one key do not add up
+        their bursts before the first headers arrive."""
+        if first_burst is not None and not self.answered and len(self.in_flight) >= first_burst:
+            await self._first_answer().wait()
+        waited, longest, why = 0.0, 0.0, ""
+        if not self.idle:
+            async with self._loop_lock():
+                while True:
+                    now = self.clock()
+                    wait, reason = self.delay(tokens, now, retry=retry)
+                    if wait <= EPSILON:  # rounding must not leave a waiter spinning
+                        break
+                    waited += wait
+                    if wait > longest:
+                        longest, why = wait, reason
+                    self.stats.waited += wait
+                    self.stats.reasons[reason] = self.stats.reasons.get(reason, 0.0) + wait
+                    await sleep(wait)
+        ticket = self._take(tokens)
+        ticket.waited, ticket.reason = waited, why
+        return ticket
+
+    def _take(self, tokens: int) -> Ticket:
+        now = self.clock()
+        if self.started is None:
+            self.started = now
+        for name, bucket in self.buckets.items():
+            bucket.refill(now)
+            bucket.level -= 1.0 if name == "requests" else float(tokens)
+        if self.rate is not None:
+            # A late wake-up (a busy event loop) is made up, up to SLACK: lost time adds up.
+            self._next_send = max(now - SLACK, self._next_send) + 1 / self.rate
+        ticket = Ticket(sent_at=now, tokens=tokens)
+        self.in_flight.append(ticket)
+        return ticket
+
+    def _first_answer(self) -> asyncio.Event:
+        loop = asyncio.get_running_loop()
+        if self._answer is None or self._answer[0] is not loop:
+            self._answer = (loop, asyncio.Event())
+            if self.answered:
+                self._answer[1].set()
+        return self._answer[1]
+
+    def _loop_lock(self) -> asyncio.Lock:
+        # One lock per event loop: a Pacing may outlive the loop of a blocking run.
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        return self._lock[1]
+
+    # ── after the answer ──
+
+    def settle(
+        self,
+        ticket: Ticket,
+        *,
+        headers: RateLimitHeaders | None = None,
+        used_tokens: int | None = None,
+        rate_limited: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        """Account for an answer (or a failure) to the request of ``ticket``."""
+        if ticket.settled:
+            return
+        ticket.settled = True
+        self.in_flight.remove(ticket)
+        if not self.answered:
+            self.answered = True
+            if self._answer is not None:
+                self._answer[1].set()
+        now = self.clock()
+        tokens = self.buckets.get("tokens")
+        if tokens is not None and used_tokens is not None:
+            tokens.refill(now)
+            tokens.level += ticket.tokens - used_tokens  # the estimate corrected by usage
+        # A slow answer's headers are older than those of a request sent after it.
+        if headers is not None and headers.known and ticket.sent_at >= self._synced:
+            self._synced = ticket.sent_at
+            self._learn(headers, now)
+        if rate_limited:
+            self.stats.rate_limited += 1
+            if retry_after is not None and retry_after > 0:
+                self.held_until = max(self.held_until, now + retry_after)
+            if not self.from_headers and not self.configured["requests"]:
+                self._decrease(ticket, now)
+        else:
+            self._increase(now)
+
+    def _learn(self, headers: RateLimitHeaders, now: float) -> None:
+        """Headers are the truth: the refill rate from the limit, the level from what is left
+        less what is still in flight (counted by the server or not: the safe side)."""
+        self.from_headers = True
+        self.rate = None  # AIMD is for providers that say nothing
+        for name, budget in (("requests", headers.requests), ("tokens", headers.tokens)):
+            self._learn_budget(name, budget, now)
+
+    def _learn_budget(self, name: str, budget: Budget, now: float) -> None:
+        configured = self.configured[name]
+        limit = budget.limit or configured
+        if limit is None or budget.remaining is None:
+            return
+        in_flight = sum(1.0 if name == "requests" else t.tokens for t in self.in_flight)
+        level = budget.remaining - in_flight
+        bucket = self.buckets.get(name)
+        rate = min(limit, configured) / 60 if configured else limit / 60
+        if bucket is None:
+            self.buckets[name] = _Bucket(rate, max(1.0, budget.remaining), level, now)
+            return
+        bucket.refill(now)
+        bucket.rate = rate
+        bucket.capacity = max(bucket.capacity, budget.remaining, 1.0)
+        bucket.level = level
+
+    def _decrease(self, ticket: Ticket, now: float) -> None:
+        # One decrease per burst: a request sent before the last one went out at the old rate,
+        # and one sent after it with no answer between still met the same empty bucket.
+        if self.rate is not None and (
+            ticket.sent_at <= self.last_event or not self._admitted_since(self.last_event)
+        ):
+            return
+        admitted = self._admitted_rate(now)
+        if self.rate is None and len(self.admitted) < MIN_ADMITTED:
+            return  # no answers yet (another job on the key?): only the Retry-After holds
+        old = self.rate
+        # Sending faster than the server admits: its admitted rate is the limit; but a busy
+        # client may not have sent at its rate, so one 429 takes off at most 1 - DECREASE².
+        new = DECREASE * (admitted if old is None else max(min(old, admitted), old * DECREASE))
+        # Far below the last rate (the run was idle, or the first guess was off): probe again.
+        self.probing = old is None or new < old * REPROBE
+        self.rate = max(MIN_RATE, new)
+        self.step = self.rate * STEADY_GROWTH
+        self.last_event = now
+        self._next_send = max(self._next_send, now)
+
+    def _admitted_since(self, when: float) -> bool:
+        return bool(self.admitted) and self.admitted[-1] > when
+
+    def _admitted_rate(self, now: float, since: float | None = None) -> float:
+        """Answers per second over the last :data:`ADMITTED_WINDOW` seconds (or since
+        ``since``, the run's start by default, when that is later)."""
+        while self.admitted and self.admitted[0] < now - ADMITTED_WINDOW:
+            self.admitted.popleft()
+        start = max(now - ADMITTED_WINDOW, since if since is not None else self.started or now)
+        count = sum(1 for t in self.admitted if t >= start)
+        return count / max(now - start, SHORTEST_SPAN)
+
+    def _increase(self, now: float) -> None:
+        self.admitted.append(now)
+        if self.rate is not None:
+            grown = self.rate + (self.rate * PROBE_GROWTH if self.probing else self.step)
+            # Never far above what is achieved: a rate the run cannot reach says nothing.
+            achieved = self._admitted_rate(now, since=self.last_event)
+            self.rate = min(grown, max(self.rate, CEILING * achieved))
+
+
+class Pacing:
+    """One :class:`Limiter` per rate-limit scope, shared by every run handed this object."""
+
+    def __init__(self, clock: Clock = time.monotonic) -> None:
+        self.clock = clock
+        self._limiters: dict[str, Limiter] = {}
+
+    def limiter(self, scope: str, *, rpm: float | None = None, tpm: float | None = None) -> Limiter:
+        """The scope's limiter (made on first use; a later ``rpm``/``tpm`` does not replace the
+        first, since one key has one limit)."""
+        if scope not in self._limiters:
+            self._limiters[scope] = Limiter(scope, rpm=rpm, tpm=tpm, clock=self.clock)
+        return self._limiters[scope]

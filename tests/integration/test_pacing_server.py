@@ -1,0 +1,116 @@
+"""Pacing through real LiteLLM against the fake server enforcing a per-key rate limit, and the
+served model and fingerprint read from its answers."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from typing import Any
+
+from promptcanary.core.models import CanaryPrompt, CanaryRunResult
+from promptcanary.core.probes.format import KeywordPresenceProbe
+from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.pacing import Pacing
+from promptcanary.core.run.runner import run_suite
+from promptcanary.core.suite import CanarySuite
+from promptcanary.providers.litellm import LiteLLMProvider
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.rate_limits import ServerRateLimit
+
+
+def suite_of(n: int, name: str = "paced") -> CanarySuite:
+    prompts = [CanaryPrompt(id=f"q{i:02d}", text=f"question {i:02d}") for i in range(n)]
+    return CanarySuite(name, prompts, [KeywordPresenceProbe(required_keywords=["question"])])
+
+
+def provider(server: FakeLLMServer, model: str = "openai/fake", key: str = "sk-a") -> Any:
+    return LiteLLMProvider(model, api_base=server.url, api_key=key)
+
+
+def options(**kw: Any) -> RunOptions:
+    return RunOptions(samples=1, concurrency=8, max_retries=8, show_progress=False, **kw)
+
+
+def run_all(*runs: Any) -> list[CanaryRunResult]:
+    async def go() -> list[CanaryRunResult]:
+        return list(await asyncio.gather(*runs))
+
+    return asyncio.run(go())
+
+
+def test_with_headers_the_run_stays_under_the_limit(llm_server: FakeLLMServer) -> None:
+    # 600 a minute (10 a second), a second of burst: the first 8 in flight fit.
+    llm_server.rate_limit = limit = ServerRateLimit(rpm=600, burst=1.0)
+    llm_server.latency = 0.01
+    log = io.StringIO()
+
+    paced = RunOptions(samples=1, concurrency=8, max_retries=8, show_progress=True)
+    (result,) = run_all(run_suite(suite_of(30), provider(llm_server), paced, progress_stream=log))
+
+    assert result.error_count == 0
+    assert limit.refused == {}  # never over the limit
+    assert result.rate_limited == 0
+    times = limit.admitted_at["Bearer sk-a"]
+    # 30 requests at 10 a second after a burst of 10: at least 2 s.
+    assert times[-1] - times[0] >= 1.9
+    assert result.paced_seconds > 1.0
+    assert "waited" in log.getvalue() and "the requests budget" in log.getvalue()
+
+
+def test_without_headers_429s_are_few_and_counted(llm_server: FakeLLMServer) -> None:
+    llm_server.rate_limit = limit = ServerRateLimit(rpm=1200, burst=0.2, headers=False)
+    llm_server.latency = 0.01
+
+    (result,) = run_all(run_suite(suite_of(60), provider(llm_server), options()))
+
+    assert result.error_count == 0
+    refused = sum(limit.refused.values())
+    assert refused >= 1  # the limit was found by hitting it
+    assert result.rate_limited == refused  # every 429 is in run.json
+    assert result.model_dump()["rate_limited"] == refused
+
+
+def test_two_models_on_one_key_share_the_budget(llm_server: FakeLLMServer) -> None:
+    # A burst of 20 holds both models' first 8 in flight; then 20 a second for both together.
+    llm_server.rate_limit = limit = ServerRateLimit(rpm=1200, burst=1.0)
+    llm_server.latency = 0.01
+    shared = Pacing()
+
+    results = run_all(
+        run_suite(suite_of(30, "a"), provider(llm_server, "openai/a"), options(), pacing=shared),
+        run_suite(suite_of(30, "b"), provider(llm_server, "openai/b"), options(), pacing=shared),
+    )
+
+    assert [r.error_count for r in results] == [0, 0]
+    assert limit.refused == {}
+    times = limit.admitted_at["Bearer sk-a"]
+    assert len(times) == 60 and times[-1] - times[0] >= 1.9
+
+
+def test_two_keys_do_not_share(llm_server: FakeLLMServer) -> None:
+    llm_server.rate_limit = limit = ServerRateLimit(rpm=600, burst=1.0)  # 10 at once each
+    shared = Pacing()
+
+    run_all(
+        run_suite(suite_of(10, "a"), provider(llm_server, key="sk-a"), options(), pacing=shared),
+        run_suite(suite_of(10, "b"), provider(llm_server, key="sk-b"), options(), pacing=shared),
+    )
+
+    # Each key's own burst held its ten: nobody waited for the other key.
+    assert limit.refused == {}
+    for key in ("Bearer sk-a", "Bearer sk-b"):
+        times = limit.admitted_at[key]
+        assert len(times) == 10 and times[-1] - times[0] < 0.9
+
+
+def test_the_served_model_and_fingerprint_are_recorded(llm_server: FakeLLMServer) -> None:
+    llm_server.served_model = "fake-2025-01-01"
+    llm_server.fingerprint = "fp_abc"
+
+    (result,) = run_all(run_suite(suite_of(2), provider(llm_server), options()))
+
+    assert {r.served_model for r in result.llm_responses} == {"fake-2025-01-01"}
+    assert {r.system_fingerprint for r in result.llm_responses} == {"fp_abc"}
+    stored = result.model_dump(mode="json")["llm_responses"][0]
+    assert stored["served_model"] == "fake-2025-01-01"
+    assert "rate_limit_headers" not in stored

@@ -1,0 +1,257 @@
+"""The limiter's arithmetic on a fake clock: budgets from rpm/tpm and from headers, the token
+estimate corrected by usage, AIMD on 429s without headers, the scope's Retry-After hold."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+
+import pytest
+
+from promptcanary.core.run import pacing
+from promptcanary.core.run.pacing import Limiter, Pacing, TokenEstimate
+from promptcanary.core.run.rate_headers import Budget, RateLimitHeaders
+
+
+class FakeTime:
+    """A clock that only the sleeps move."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+def sends(limiter: Limiter, clock: FakeTime, n: int, tokens: int = 1) -> list[float]:
+    """The clock's time at each of ``n`` requests let through one after another (each settled
+    at once, with no news)."""
+
+    async def go() -> list[float]:
+        times = []
+        for _ in range(n):
+            ticket = await limiter.acquire(tokens, clock.sleep)
+            times.append(clock.now)
+            limiter.settle(ticket)
+        return times
+
+    return asyncio.run(go())
+
+
+def headers(remaining: float, limit: float = 60, tokens: Budget | None = None) -> RateLimitHeaders:
+    return RateLimitHeaders(Budget(limit=limit, remaining=remaining), tokens or Budget())
+
+
+def test_a_limiter_that_knows_nothing_never_waits() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)
+    assert limiter.idle
+    sends(limiter, clock, 50)
+    assert clock.sleeps == []
+
+
+def test_rpm_paces_requests_after_a_seconds_burst() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", rpm=600, clock=clock)  # 10 per second, a burst of 10
+    times = sends(limiter, clock, 30)
+    assert times[9] == 1000.0  # the first 10 at once
+    assert times[-1] - times[0] == pytest.approx(2.0)  # then 20 more at 10 per second
+    gaps = [b - a for a, b in itertools.pairwise(times[10:])]
+    assert all(g == pytest.approx(0.1) for g in gaps)
+
+
+def test_tpm_paces_the_estimated_tokens() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", tpm=6000, clock=clock)  # 100 tokens per second, burst 100
+    times = sends(limiter, clock, 5, tokens=50)
+    # 100 at once (2 requests), then 50 tokens every 0.5 s.
+    assert times[1] == times[0]
+    assert times[-1] - times[0] == pytest.approx(1.5)
+    assert "the tokens budget (from tpm:)" in limiter.stats.reasons
+
+
+def test_headers_set_the_rate_and_what_is_left_less_what_is_in_flight() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)
+
+    async def go() -> float:
+        first = await limiter.acquire(1, clock.sleep)
+        second = await limiter.acquire(1, clock.sleep)  # still in flight when `first` answers
+        # 60 per minute, 2 left when the server answered: 1 of them is the second request's.
+        limiter.settle(first, headers=headers(remaining=2))
+        await limiter.acquire(1, clock.sleep)  # the one left
+        started = clock.now
+        await limiter.acquire(1, clock.sleep)  # then one per second
+        limiter.settle(second)
+        return clock.now - started
+
+    assert asyncio.run(go()) == pytest.approx(1.0)
+    assert limiter.from_headers
+    assert "the requests budget (from the answers' headers)" in limiter.stats.reasons
+
+
+def test_an_explicit_rpm_below_the_headers_limit_wins() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", rpm=30, clock=clock)
+    ticket = sends(limiter, clock, 1)
+    assert ticket
+    first = asyncio.run(limiter.acquire(1, clock.sleep))
+    limiter.settle(first, headers=headers(remaining=0, limit=600))
+    assert limiter.buckets["requests"].rate == pytest.approx(0.5)
+
+
+def test_the_token_estimate_is_corrected_by_usage() -> None:
+    estimate = TokenEstimate()
+    # Before any answer: 4 characters a token, the whole max_tokens for the completion.
+    assert estimate.estimate(400, 256) == 100 + pacing.MESSAGE_OVERHEAD + 256
+    estimate.learn(400, 50 + pacing.MESSAGE_OVERHEAD, 30)  # 8 characters a token, 30 out
+    assert estimate.estimate(400, 256) == 50 + pacing.MESSAGE_OVERHEAD + 30
+    estimate.learn(400, 50 + pacing.MESSAGE_OVERHEAD, 10)
+    assert estimate.estimate(800, 256) == 100 + pacing.MESSAGE_OVERHEAD + 20
+    assert estimate.estimate(800, 5) == 100 + pacing.MESSAGE_OVERHEAD + 5  # never past the cap
+
+
+def test_usage_refunds_an_overestimate_to_the_token_bucket() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", tpm=6000, clock=clock)  # burst of 100 tokens
+    ticket = asyncio.run(limiter.acquire(100, clock.sleep))
+    assert limiter.buckets["tokens"].level == 0
+    limiter.settle(ticket, used_tokens=30)
+    assert limiter.buckets["tokens"].level == 70
+    # An underestimate is charged: the bucket goes into debt and the next request waits.
+    ticket = asyncio.run(limiter.acquire(70, clock.sleep))
+    limiter.settle(ticket, used_tokens=120)
+    assert limiter.buckets["tokens"].level == -50
+    asyncio.run(limiter.acquire(10, clock.sleep))
+    assert clock.sleeps[-1] == pytest.approx(0.6)
+
+
+def test_a_429_burst_without_headers_decreases_the_rate_once() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)
+
+    async def go() -> None:
+        for _ in range(20):  # 20 answers over 1 s
+            ticket = await limiter.acquire(1, clock.sleep)
+            limiter.settle(ticket)
+            clock.now += 0.05
+        burst = [await limiter.acquire(1, clock.sleep) for _ in range(8)]
+        for ticket in burst:  # all eight answered 429
+            limiter.settle(ticket, rate_limited=True)
+
+    asyncio.run(go())
+    # 20 admitted over the last second: 0.9 x 20 per second, set once for the burst.
+    assert limiter.rate == pytest.approx(pacing.DECREASE * 20)
+    assert limiter.stats.rate_limited == 8
+    assert limiter.probing
+
+
+def test_aimd_probes_then_grows_additively_and_halves_no_more_than_once_per_burst() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)
+    limiter.started = clock.now
+    limiter.admitted.extend([clock.now] * 10)
+    clock.now += 1.0
+    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), rate_limited=True)
+    first = limiter.rate
+    assert first is not None and first == pytest.approx(9.0)
+    # Probing: 3% per answer (within 1.5 x the rate admitted over the last second).
+    times = sends(limiter, clock, 15)
+    assert limiter.rate == pytest.approx(first * (1 + pacing.PROBE_GROWTH) ** 15)
+    assert times[-1] - times[0] > 1.0  # paced, on the fake clock
+    probed = limiter.rate
+    assert probed is not None
+    ticket = asyncio.run(limiter.acquire(1, clock.sleep))
+    admitted = limiter._admitted_rate(clock.now)
+    limiter.settle(ticket, rate_limited=True)
+    assert limiter.rate is not None and not limiter.probing
+    floor = probed * pacing.DECREASE  # one 429 takes off at most 1 - 0.9²
+    assert limiter.rate == pytest.approx(pacing.DECREASE * max(min(probed, admitted), floor))
+    # A second 429 before any answer since is the same burst: no second decrease.
+    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), rate_limited=True)
+    assert limiter.rate == pytest.approx(pacing.DECREASE * max(min(probed, admitted), floor))
+    settled = limiter.rate
+    sends(limiter, clock, 10)
+    grown = limiter.rate
+    assert grown is not None and grown > settled
+    sends(limiter, clock, 10)
+    # Additive: each answer adds the same step, 0.1% of the rate set at the 429.
+    assert limiter.rate == pytest.approx(grown + 10 * settled * pacing.STEADY_GROWTH)
+
+
+def test_a_first_429_with_no_answers_only_holds() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)
+    ticket = asyncio.run(limiter.acquire(1, clock.sleep))
+    limiter.settle(ticket, rate_limited=True, retry_after=2.0)
+    assert limiter.rate is None
+    asyncio.run(limiter.acquire(1, clock.sleep))
+    assert clock.sleeps == [2.0]
+
+
+def test_retry_after_holds_new_requests_of_the_scope_but_not_the_retry() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", rpm=6000, clock=clock)
+    ticket = asyncio.run(limiter.acquire(1, clock.sleep))
+    limiter.settle(ticket, rate_limited=True, retry_after=3.0)
+    asyncio.run(limiter.acquire(1, clock.sleep, retry=True))
+    assert clock.sleeps == []  # its own backoff already waited
+    asyncio.run(limiter.acquire(1, clock.sleep))
+    assert clock.sleeps == [3.0]
+    assert limiter.stats.reasons == {"a 429's Retry-After": 3.0}
+
+
+def test_models_on_one_scope_share_a_limiter_and_other_scopes_do_not() -> None:
+    clock = FakeTime()
+    shared = Pacing(clock=clock)
+    a = shared.limiter("openai|https://api.openai.com|k1", rpm=60)
+    assert shared.limiter("openai|https://api.openai.com|k1", rpm=600) is a
+    other = shared.limiter("openai|https://api.openai.com|k2", rpm=60)
+    assert other is not a
+    # One budget for the first scope: two "models" asking through it wait for each other.
+    times = sends(a, clock, 2) + sends(shared.limiter("openai|https://api.openai.com|k1"), clock, 2)
+    assert times[-1] - times[0] == pytest.approx(3.0)
+    assert sends(other, clock, 1) == [clock.now]  # its own, untouched budget
+
+
+def test_a_cancelled_request_leaves_the_in_flight_count() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", rpm=60, clock=clock)
+    ticket = asyncio.run(limiter.acquire(1, clock.sleep))
+    assert limiter.in_flight == [ticket]
+    limiter.settle(ticket)
+    limiter.settle(ticket)  # twice is harmless
+    assert limiter.in_flight == []
+    assert math.isclose(limiter.buckets["requests"].capacity, 1.0)
+
+
+def test_before_the_first_answer_a_second_run_waits_for_it() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)
+
+    async def go() -> list[str]:
+        order: list[str] = []
+        first = [await limiter.acquire(1, clock.sleep, first_burst=2) for _ in range(2)]
+        order.append("burst of 2 out")
+
+        async def third() -> None:
+            await limiter.acquire(1, clock.sleep, first_burst=2)
+            order.append("third out")
+
+        waiting = asyncio.ensure_future(third())
+        await asyncio.sleep(0)
+        order.append("first answer")
+        limiter.settle(first[0])
+        await waiting
+        return order
+
+    assert asyncio.run(go()) == ["burst of 2 out", "first answer", "third out"]
+    # Once answered, the cap is gone.
+    asyncio.run(limiter.acquire(1, clock.sleep, first_burst=1))
