@@ -137,21 +137,7 @@ def verdict_fields(evaluation: Evaluation) -> dict[str, Any]:
 
 def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
     """The inputs that shape a run; unset ones leave the suite's ``defaults:`` in force."""
-    return RunOptions(
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        seed=settings.seed,
-        samples=settings.samples,  # type: ignore[arg-type]  # clean_samples: "auto" or an int
-        min_samples=settings.min_samples,
-        max_samples=settings.max_samples,
-        baseline_pool=settings.baseline_pool,
-        concurrency=settings.concurrency,
-        timeout=settings.timeout,
-        max_retries=settings.max_retries,
-        git_sha=sha or None,
-        git_ref=ref or None,
-        shard=settings.shard,
-    )
+    return settings.run_options(git_sha=sha or None, git_ref=ref or None)
 
 
 @dataclass(frozen=True)

@@ -155,7 +155,7 @@ def test_compare_rescores_the_baseline_when_the_probes_changed(workdir: Path) ->
         cwd=workdir,
     )  # fmt: skip
     assert compared.returncode == 0, compared.stdout + compared.stderr
-    assert "re-scored 3 stored baseline response(s)" in compared.stdout
+    assert "re-scored 3 stored baseline responses" in compared.stdout
     # Without the suite the probe edit cannot be told from drift: the user is told so.
     blind = cli("compare", "--baseline-dir", "bl", "--current", "run.json", cwd=workdir)
     assert "pass --config" in blind.stdout
@@ -359,7 +359,7 @@ def test_run_auto_against_a_baseline_costs_one_answer_for_a_repeating_model(
     [
         (["--samples", "0"], "must be auto or an integer ≥ 1"),
         (["--min-samples", "9", "--max-samples", "4"], "--min-samples 9 is above --max-samples 4"),
-        (["--max-samples", "10000"], "must be at most 1000"),
+        (["--max-samples", "10000"], "--max-samples must be an integer ≥ 1 and ≤ 1000, got 10000"),
     ],
 )
 def test_invalid_sampling_flags_exit_2(workdir: Path, flags: list[str], message: str) -> None:
@@ -374,8 +374,14 @@ def test_invalid_sampling_flags_exit_2(workdir: Path, flags: list[str], message:
         (["--timeout", "-1"], "--timeout must be a number of seconds > 0"),
         (["--timeout", "0"], "--timeout must be a number of seconds > 0"),
         (["--timeout", "nan"], "--timeout must be a number of seconds > 0"),
-        (["--max-retries", "-1"], "--max-retries must be 0 or more"),
-        (["--concurrency", "0"], "--concurrency must be at least 1"),
+        (["--max-retries", "-1"], "--max-retries must be an integer ≥ 0, got -1"),
+        (["--concurrency", "0"], "--concurrency must be an integer ≥ 1, got 0"),
+        (["--temperature", "2.5"], "--temperature must be a number ≥ 0 and ≤ 2, got 2.5"),
+        (
+            ["--max-tokens", "99999999999999999999999"],
+            "--max-tokens must be an integer ≥ 1 and ≤ 1000000",
+        ),
+        (["--baseline-pool", "0"], "--baseline-pool must be an integer ≥ 1 and ≤ 100, got 0"),
     ],
 )
 def test_the_cli_refuses_the_run_options_the_action_refuses(
@@ -411,7 +417,7 @@ def test_report_html_from_stored_files_and_view_finds_the_latest(workdir: Path) 
     assert "Content-Security-Policy" in html
     drift = json.loads((folder / "drift.json").read_text(encoding="utf-8"))
     assert drift["regressions"]
-    assert f"{len(drift['regressions'])} regression(s)" in html
+    assert f"{len(drift['regressions'])} regression" in html
     assert "Sure! Here is the JSON:" in html  # today's answer, shown
 
     viewed = cli("view", "--print", cwd=workdir)
