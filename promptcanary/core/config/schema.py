@@ -247,9 +247,7 @@ def _validation_error(
     # `txt: …` in a prompt is both an unknown key and a missing 'text': the unknown key, with
     # its "did you mean", is the cause, wherever the mapping's first line puts the other.
     unknown_in = {tuple(e["loc"][:-1]) for e in errors if e["type"] == "extra_forbidden"}
-    errors = [
-        e for e in errors if e["type"] != "missing" or tuple(e["loc"][:-1]) not in unknown_in
-    ]
+    errors = [e for e in errors if e["type"] != "missing" or tuple(e["loc"][:-1]) not in unknown_in]
     err = min(errors, key=position)
     loc: Loc = (*prefix, *err["loc"])
     kind = err["type"]

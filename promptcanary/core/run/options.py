@@ -58,11 +58,7 @@ def _whole(value: object) -> bool:
 
 
 def _number(value: object) -> bool:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-    )
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 SAMPLES_RULE = f"must be auto or an integer ≥ 1 and ≤ {MAX_SAMPLES_CAP}"
