@@ -151,6 +151,7 @@ def outcome_json(outcome: StepOutcome) -> dict[str, object]:
 
 
 _STATUS_PRIORITY = (
+    BaselineStatus.UNREACHABLE,
     BaselineStatus.MISSING,
     BaselineStatus.CREATED,
     BaselineStatus.UPDATED,
