@@ -16,7 +16,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from pydantic import ValidationError
 
@@ -48,6 +48,8 @@ from promptcanary.core.verdict.evaluate import (
 )
 from promptcanary.core.words import plural
 from promptcanary.storage.base import BaselineFileError
+from promptcanary.storage.file import FileBaselineStore
+from promptcanary.storage.layout import BASELINE_FILE
 
 __all__ = [
     "DEFAULT_BASELINE_DIR",
@@ -73,7 +75,8 @@ _PROBES_CHANGED = (
 STARTER_SUITE = """\
 # A starter PromptCanary suite. Run it:   promptcanary run --config {path} --save-baseline
 # Every prompt has an explicit `id:` so baselines and recordings (--record / --replay) stay
-# comparable when you edit the text. Probe reference: the README's "Suite YAML" section.
+# comparable when you edit the text. Keys and probes: the README's section "The suite file",
+# https://github.com/promptcanary/promptcanary-action#the-suite-file
 name: starter-canaries
 description: A first canary suite; replace the prompts with the behaviours your product needs.
 
@@ -220,16 +223,17 @@ def cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_baselines(args: argparse.Namespace, out: TextIO) -> int:
-    from promptcanary.storage.file import FileBaselineStore
-
     directory = Path(args.baseline_dir)
     if not directory.is_dir():
         print(f"No baselines: {directory} does not exist.", file=out)
         return EXIT_OK
-    entries = FileBaselineStore(directory).list_baselines(args.suite, args.model)
-    if not entries:
+    store = FileBaselineStore(directory)
+    entries = store.list_baselines(args.suite, args.model)
+    actions = [e for e in map(_layout_entry, _layout_files(directory)) if _wanted(e, args)]
+    unnamed = _unnamed_files(store)
+    if not entries and not actions and not unnamed:
         print(f"No baselines in {directory}.", file=out)
-    for e in entries:
+    for e in [*entries, *actions]:
         if "error" in e:
             line = f"ERROR     {e['path']}: {e['error']}"
         else:
@@ -238,7 +242,51 @@ def cmd_baselines(args: argparse.Namespace, out: TextIO) -> int:
                 f"{e['model_id']}  {e['path']}"
             )
         print(terminal_safe(line), file=out)
+    for path in unnamed:
+        print(terminal_safe(f"UNNAMED   {path}: {_UNNAMED}"), file=out)
     return EXIT_OK
+
+
+_UNNAMED = (
+    "not named SUITE__MODEL__TIME_ID.json (nor SUITE/MODEL/baseline.json, the action's), so "
+    "`run` and `compare` never take it as the newest baseline; pass it as --baseline FILE"
+)
+
+
+def _layout_files(directory: Path) -> list[Path]:
+    """The action's ``baseline: path`` files: ``<suite>/<model>/baseline.json``."""
+    return sorted(p for p in directory.glob(f"*/*/{BASELINE_FILE}") if p.is_file())
+
+
+def _layout_entry(path: Path) -> dict[str, Any]:
+    from promptcanary.storage.base import snapshot_from_json
+
+    try:
+        snapshot = snapshot_from_json(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, BaselineFileError) as exc:
+        return {"path": str(path), "error": f"unreadable baseline file: {exc}"}
+    return {
+        "path": str(path),
+        "snapshot_id": snapshot.snapshot_id,
+        "suite_name": snapshot.suite_name,
+        "model_id": snapshot.provider.model_id,
+        "created_at": snapshot.created_at.isoformat(),
+    }
+
+
+def _wanted(entry: dict[str, Any], args: argparse.Namespace) -> bool:
+    """An entry of the ``--suite`` and ``--model`` asked for (an unreadable one always is)."""
+    return "error" in entry or (
+        args.suite in (None, entry["suite_name"]) and args.model in (None, entry["model_id"])
+    )
+
+
+def _unnamed_files(store: FileBaselineStore) -> list[Path]:
+    """Files in the baseline folder that no rule names (renamed by hand, copied in): listed
+    with the reason, never skipped."""
+    named = {Path(e["path"]) for e in store.list_baselines()}
+    named.update(_layout_files(store.directory))
+    return sorted(p for p in store.directory.rglob("*.json") if p.is_file() and p not in named)
 
 
 def _html_report(path: str, text: str, drift: bool) -> str:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary.core.spec import SuiteSpec
 from promptcanary.storage.base import BaselineFileError
 from promptcanary.storage.file import DEFAULT_DIRECTORY
+from promptcanary.storage.layout import baseline_file
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_UNTRUSTED = 0, 1, 2, 3
 DEFAULT_BASELINE_DIR = DEFAULT_DIRECTORY
@@ -54,10 +56,11 @@ def read_text(path: str, what: str) -> str:
 
 
 def find_baseline(args: argparse.Namespace, suite: str, model_id: str) -> BaselineSnapshot | None:
-    """What the run decides against: ``--baseline FILE``, else the newest stored snapshot of
-    ``suite`` on ``model_id`` (the model that answers, as the action keys it), else none."""
+    """What a run decides against (and ``compare`` compares with): ``--baseline FILE``, else the
+    newest baseline of ``suite`` on ``model_id`` (the model that answers, as the action keys it)
+    in ``--baseline-dir``: a snapshot this CLI saved, or the one the action's ``baseline: path``
+    keeps there (``<suite>/<model>/baseline.json``), whichever was created last; else none."""
     from promptcanary.storage.base import snapshot_from_json
-    from promptcanary.storage.file import FileBaselineStore
 
     if args.baseline:
         return snapshot_from_json(read_text(args.baseline, "baseline file"), args.baseline)
@@ -65,13 +68,43 @@ def find_baseline(args: argparse.Namespace, suite: str, model_id: str) -> Baseli
     if not directory.is_dir():  # nothing saved yet (and no folder made for reading)
         return None
     try:
-        return FileBaselineStore(directory).load_latest(suite, model_id)
-    except FileNotFoundError:
-        return None
+        found = [
+            s
+            for s in (_saved(directory, suite, model_id), _actions(directory, suite, model_id))
+            if s
+        ]
     except BaselineFileError as exc:
         # Its own remedy, not BaselineFileError's "re-create it with run --save-baseline":
-        # this very command would stop on the same file.
+        # `run` would stop on the same file.
         raise CliError(
             f"{exc.location}: {exc.problem}: the newest baseline of {suite!r} on {model_id!r} "
             "cannot be read; delete or move it, or pass --baseline FILE or another --baseline-dir"
         ) from None
+    return max(found, key=lambda snapshot: _utc(snapshot.created_at), default=None)
+
+
+def _saved(directory: Path, suite: str, model_id: str) -> BaselineSnapshot | None:
+    from promptcanary.storage.file import FileBaselineStore
+
+    try:
+        return FileBaselineStore(directory).load_latest(suite, model_id)
+    except FileNotFoundError:
+        return None
+
+
+def _actions(directory: Path, suite: str, model_id: str) -> BaselineSnapshot | None:
+    """The baseline the action's ``baseline: path`` keeps for the pair in ``directory``."""
+    from promptcanary.storage.base import snapshot_from_json
+
+    path = directory.joinpath(*baseline_file(suite, model_id).split("/"))
+    if not path.is_file():
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineFileError(str(path), f"cannot be read ({exc})") from None
+    return snapshot_from_json(text, str(path))
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment

@@ -23,10 +23,10 @@ from typing import Any
 
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary.storage.base import BaselineFileError, snapshot_from_json, snapshot_to_json
+from promptcanary.storage.layout import baseline_file, history_file
 from promptcanary_action.baselines.base import BaselineStoreError, BaselineUnreachableError
 from promptcanary_action.baselines.git import Git, GitCommandError
 from promptcanary_action.baselines.history import append_history, history_record, parse_history
-from promptcanary_action.baselines.layout import baseline_file, history_file
 
 DEFAULT_BRANCH = "promptcanary-baselines"
 BOT_NAME = "github-actions[bot]"

@@ -455,3 +455,25 @@ def test_run_without_a_suite_suggests_promptcanary_init(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "canary.yaml" in done.stderr
     assert "promptcanary init" in done.stderr
+
+
+def test_baselines_lists_files_it_cannot_name_with_the_reason(workdir: Path) -> None:
+    run_and_save_baseline(workdir)
+    [saved] = (workdir / "bl").glob("*.json")
+    (workdir / "bl" / "my-copy.json").write_text(saved.read_text(encoding="utf-8"))
+    (workdir / "bl" / "old").mkdir()
+    (workdir / "bl" / "old" / "notes.json").write_text("{}", encoding="utf-8")
+    # The action's `baseline: path` layout is named: listed as a baseline, not as unnamed.
+    action_file = workdir / "bl" / "starter-canaries" / "openai-gpt-4o-mini" / "baseline.json"
+    action_file.parent.mkdir(parents=True)
+    action_file.write_text(saved.read_text(encoding="utf-8"))
+    done = cli("baselines", "--baseline-dir", "bl", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    unnamed = [ln for ln in done.stdout.splitlines() if ln.startswith("UNNAMED")]
+    assert [ln.split()[1].rstrip(":") for ln in unnamed] == [
+        str(Path("bl/my-copy.json")),
+        str(Path("bl/old/notes.json")),
+    ]
+    assert all("pass it as --baseline FILE" in ln for ln in unnamed)
+    listed = [ln for ln in done.stdout.splitlines() if not ln.startswith(("UNNAMED", "ERROR"))]
+    assert len(listed) == 2 and any(str(Path(*action_file.parts[-4:])) in ln for ln in listed)

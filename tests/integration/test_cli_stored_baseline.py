@@ -76,3 +76,26 @@ def test_an_unreadable_newest_baseline_stops_the_run_before_any_request(
     assert str(broken.relative_to(tmp_path)) in done.stderr
     assert "--baseline FILE" in done.stderr and "Traceback" not in done.stderr
     assert llm_server.request_count == 0
+
+
+def test_run_decides_against_the_baseline_the_actions_path_store_keeps_there(
+    llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    from promptcanary.storage.base import snapshot_from_json
+    from promptcanary_action.baselines.path import PathBackend
+
+    llm_server.script("capital", content="Paris.", drifted={"content": "Lyon."})
+    write_suite(tmp_path, f'  - {{model: openai/local, api_base: "{llm_server.url}"}}')
+    saved, _first = _run(tmp_path, "--save-baseline", "--baseline-dir", "elsewhere")
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    [snapshot_file] = (tmp_path / "elsewhere").glob("*.json")
+    snapshot = snapshot_from_json(snapshot_file.read_text(encoding="utf-8"), str(snapshot_file))
+    # The action's `baseline: path` (its default baseline-path is the CLI's folder) keeps it.
+    PathBackend(tmp_path / STORE).save(snapshot, sha="a" * 40, ref="main")
+    llm_server.reset()
+    llm_server.drift = True
+
+    done, run = _run(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert run["provenance"]["adaptive"]["pool_runs"] == 1
+    assert len(llm_server.requests_matching("capital")) > 1

@@ -17,13 +17,13 @@ from promptcanary.core.models import (
     RegressionKey,
 )
 from promptcanary.storage.base import BaselineFileError
+from promptcanary.storage.layout import baseline_file
 from promptcanary_action.baselines.history import (
     HISTORY_KEEP,
     append_history,
     history_record,
     parse_history,
 )
-from promptcanary_action.baselines.layout import baseline_file
 from promptcanary_action.baselines.none import NoneBackend
 from promptcanary_action.baselines.path import PathBackend
 
