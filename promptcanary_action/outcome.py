@@ -342,7 +342,8 @@ def verdict(
     if cancelled is not None:
         answered = sum(not r.errored for p in pairs for r in p.run.llm_responses)
         return (
-            f"⏹️ Stopped early: {cancelled}. {answered} answer(s) in {len(pairs)} model run(s) "
+            f"⏹️ Stopped early: {cancelled}. {plural(answered, 'answer')} in "
+            f"{plural(len(pairs), 'model run')} "
             "were kept and reported; nothing was promoted"
         )
     regressions = sum(p.unapproved_count for p in pairs)
@@ -352,7 +353,7 @@ def verdict(
     approved = _approved_phrase(pairs)
     if untrusted:
         return (
-            f"⚠️ Untrustworthy run: {errors} response(s) errored, above max-error-rate; "
+            f"⚠️ Untrustworthy run: {plural(errors, 'response')} errored, above max-error-rate; "
             "the results cannot gate the merge"
         )
     unreachable = sum(1 for p in pairs if p.unreachable)
@@ -367,7 +368,8 @@ def verdict(
         icon = "❌" if failed else "⚠️"
         more = f"; {approved}" if approved else ""
         return (
-            f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
+            f"{icon} {plural(regressions, 'regression')} in {drifted} of "
+            f"{plural(len(pairs), 'model run')} "
             f"(severity {worst.value}{more})" + (f"; {usage}" if usage else "")
         )
     if usage:
@@ -381,10 +383,12 @@ def verdict(
     if compared == 0 and unreadable:
         return f"⚠️ Not compared: the baseline of {plural(unreadable, 'model run')} cannot be read"
     if compared == 0 and baselines_off:
-        return f"✅ {len(pairs)} model run(s) completed; baselines are off (`baseline: none`)"
+        return (
+            f"✅ {plural(len(pairs), 'model run')} completed; baselines are off (`baseline: none`)"
+        )
     if compared == 0:
-        return f"✅ {len(pairs)} model run(s) completed; no baseline to compare with yet"
-    return f"✅ No drift in {compared} compared model run(s)"
+        return f"✅ {plural(len(pairs), 'model run')} completed; no baseline to compare with yet"
+    return f"✅ No drift in {plural(compared, 'compared model run')}"
 
 
 def _approved_phrase(pairs: Sequence[PairOutcome]) -> str:
@@ -394,7 +398,7 @@ def _approved_phrase(pairs: Sequence[PairOutcome]) -> str:
     if not count or approval is None:
         return ""
     return (
-        f"approved by @{approval.approver}: {count} regression(s) accepted on pull request "
+        f"approved by @{approval.approver}: {plural(count, 'regression')} accepted on pull request "
         f"#{approval.pr_number}"
     )
 
