@@ -5,14 +5,10 @@ in-process, with real git against a bare origin on disk and a local HTTP remote 
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
-
 from tests.fakes.git_fixtures import GitWorkspace
+from tests.integration.action.test_baselines_branch import _Recorder, http_remote
 from tests.unit.action.test_action_inprocess import (
     GOOD,
     SUITE,
@@ -25,29 +21,7 @@ from tests.unit.action.test_action_inprocess import (
 TOKEN = "ghs_inProcessFakeToken"
 URL_SECRET = "ghp_inTheOriginUrl0123456789"
 UNREACHABLE = "PromptCanary: baseline store unreachable"
-
-
-class _Forbidden(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"Permission to octo-org/octo-repo.git denied to github-actions[bot].\n"
-        self.send_response(403)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def forbidding_remote() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Forbidden)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+__all__ = ["http_remote"]  # the fixture, imported to be used here
 
 
 def _step_on(ws: GitWorkspace, origin: str, event: dict[str, str]) -> Step:
@@ -81,9 +55,10 @@ def test_a_data_branch_whose_origin_is_gone_names_gits_message_and_exits_3(
 
 
 def test_a_data_branch_the_token_may_not_read_says_which_permission_and_exits_3(
-    git_workspace: GitWorkspace, forbidding_remote: str
+    git_workspace: GitWorkspace, http_remote: tuple[str, type[_Recorder]]
 ) -> None:
-    origin = forbidding_remote.replace("://", f"://x-access-token:{URL_SECRET}@") + "/o/r.git"
+    # The remote answers 403 "Permission to octo-org/octo-repo.git denied".
+    origin = http_remote[0].replace("://", f"://x-access-token:{URL_SECRET}@") + "/o/r.git"
     step = _step_on(git_workspace, origin, pull_request_event(git_workspace.path))
     message = _assert_not_compared_and_named(step)
     assert "403" in message
