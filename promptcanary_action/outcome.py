@@ -30,6 +30,7 @@ from promptcanary.core.models import (
 from promptcanary.core.spec import resolve_line
 from promptcanary.core.verdict.served import ServedModelChange, served_ids
 from promptcanary.core.verdict.usage import UsageComparison, UsageFinding
+from promptcanary.core.words import plural
 from promptcanary_action.links import suite_line_url
 from promptcanary_action.settings import Settings
 from promptcanary_action.trend import DEFAULT_TREND_POINTS, Trend, build_trend
@@ -65,6 +66,7 @@ class BaselineStatus(str, Enum):
     CREATED = "created"  # none existed; this run became the baseline
     MISSING = "missing"  # none existed and this run may not create one
     UPDATED = "updated"  # compared, then promoted this run to be the new baseline
+    UNREACHABLE = "unreachable"  # the store could not be reached: nothing compared or saved
 
 
 class PairOutcome(BaseModel):
@@ -82,7 +84,9 @@ class PairOutcome(BaseModel):
     baseline_status: BaselineStatus = BaselineStatus.MISSING
     baseline_location: str | None = None
     baseline_error: str | None = None
-    """The baseline exists but cannot be read (named file and cause); the step exits 2."""
+    """The baseline exists but cannot be read (named file and cause); the step exits 2. Or,
+    with ``baseline_unreachable``, the store could not be reached; the step exits 3."""
+    baseline_unreachable: bool = False
     notes: list[str] = Field(default_factory=list)
     """Plain-language remarks: re-scoring, stale baseline, promotion skipped and why."""
     prompt_lines: dict[str, int] = Field(default_factory=dict)
@@ -125,6 +129,11 @@ class PairOutcome(BaseModel):
             (r.prompt_id, r.probe_key) == (comparison.prompt_id, comparison.probe_key)
             for r in self.approved
         )
+
+    @property
+    def unreachable(self) -> bool:
+        """The baseline store could not be reached for this pair."""
+        return self.baseline_unreachable and self.baseline_error is not None
 
     @property
     def unapproved_count(self) -> int:
@@ -288,7 +297,15 @@ class StepOutcome(BaseModel):
     @property
     def baseline_errors(self) -> list[str]:
         """Baselines that exist but cannot be read: a failure (exit 2), not "no baseline yet"."""
-        return [p.baseline_error for p in self.pairs if p.baseline_error]
+        return [
+            p.baseline_error for p in self.pairs if p.baseline_error and not p.baseline_unreachable
+        ]
+
+    @property
+    def unreachable_baselines(self) -> list[str]:
+        """Stores that could not be reached (git's message and the remedy): nothing was compared,
+        so the results cannot gate (exit 3), and they are not a first run either."""
+        return [p.baseline_error for p in self.pairs if p.baseline_error and p.unreachable]
 
     def error_causes(self, limit: int = 3) -> list[tuple[str, int]]:
         """The first ``limit`` distinct reasons answers errored, with how many answers each:
@@ -302,6 +319,8 @@ class StepOutcome(BaseModel):
     def exit_code(self) -> ExitCode:
         if self.cancelled is not None:
             return ExitCode.CANCELLED
+        if self.unreachable_baselines:
+            return ExitCode.UNTRUSTWORTHY
         if self.shard is not None:
             return ExitCode.USAGE if self.baseline_errors else ExitCode.OK
         if self.untrustworthy:
@@ -326,7 +345,13 @@ class StepOutcome(BaseModel):
             return [Failure("PromptCanary: cancelled", self.verdict)]
         if self.untrustworthy and self.shard is None:
             return [Failure(None, self.verdict)]
-        return [Failure("PromptCanary: unreadable baseline", e) for e in self.baseline_errors]
+        return [
+            *(
+                Failure("PromptCanary: baseline store unreachable", e)
+                for e in self.unreachable_baselines
+            ),
+            *(Failure("PromptCanary: unreadable baseline", e) for e in self.baseline_errors),
+        ]
 
 
 def verdict(
@@ -340,7 +365,8 @@ def verdict(
     if cancelled is not None:
         answered = sum(not r.errored for p in pairs for r in p.run.llm_responses)
         return (
-            f"⏹️ Stopped early: {cancelled}. {answered} answer(s) in {len(pairs)} model run(s) "
+            f"⏹️ Stopped early: {cancelled}. {plural(answered, 'answer')} in "
+            f"{plural(len(pairs), 'model run')} "
             "were kept and reported; nothing was promoted"
         )
     regressions = sum(p.unapproved_count for p in pairs)
@@ -350,8 +376,14 @@ def verdict(
     approved = _approved_phrase(pairs)
     if untrusted:
         return (
-            f"⚠️ Untrustworthy run: {errors} response(s) errored, above max-error-rate; "
+            f"⚠️ Untrustworthy run: {plural(errors, 'response')} errored, above max-error-rate; "
             "the results cannot gate the merge"
+        )
+    unreachable = sum(1 for p in pairs if p.unreachable)
+    if unreachable:
+        return (
+            f"⚠️ Not compared: the baseline store could not be reached for "
+            f"{plural(unreachable, 'model run')}; the results cannot gate the merge"
         )
     gates = list(dict.fromkeys(f.gate for p in pairs for f in p.usage_findings))
     usage = f"usage above its limit ({', '.join(gates)})" if gates else ""
@@ -360,7 +392,8 @@ def verdict(
         icon = "❌" if failed else "⚠️"
         more = f"; {approved}" if approved else ""
         return (
-            f"{icon} {regressions} regression(s) in {drifted} of {len(pairs)} model run(s) "
+            f"{icon} {plural(regressions, 'regression')} in {drifted} of "
+            f"{plural(len(pairs), 'model run')} "
             f"(severity {worst.value}{more})"
             + (f"; {usage}" if usage else "")
             + (f"; {served}" if served else "")
@@ -379,11 +412,16 @@ def verdict(
     if failed:
         return "❌ Probes failed (fail-on: failure)"
     compared = sum(1 for p in pairs if p.drift is not None)
+    unreadable = sum(1 for p in pairs if p.baseline_error)
+    if compared == 0 and unreadable:
+        return f"⚠️ Not compared: the baseline of {plural(unreadable, 'model run')} cannot be read"
     if compared == 0 and baselines_off:
-        return f"✅ {len(pairs)} model run(s) completed; baselines are off (`baseline: none`)"
+        return (
+            f"✅ {plural(len(pairs), 'model run')} completed; baselines are off (`baseline: none`)"
+        )
     if compared == 0:
-        return f"✅ {len(pairs)} model run(s) completed; no baseline to compare with yet"
-    return f"✅ No drift in {compared} compared model run(s)"
+        return f"✅ {plural(len(pairs), 'model run')} completed; no baseline to compare with yet"
+    return f"✅ No drift in {plural(compared, 'compared model run')}"
 
 
 def _served_phrase(pairs: Sequence[PairOutcome]) -> str:
@@ -391,7 +429,7 @@ def _served_phrase(pairs: Sequence[PairOutcome]) -> str:
     changes = [p.served_change for p in pairs if p.served_change is not None]
     if not changes:
         return ""
-    more = f" (and {len(changes) - 1} more model run(s))" if len(changes) > 1 else ""
+    more = f" (and {plural(len(changes) - 1, 'more model run')})" if len(changes) > 1 else ""
     return f"the served model changed: {changes[0].message}{more}"
 
 
@@ -402,7 +440,7 @@ def _approved_phrase(pairs: Sequence[PairOutcome]) -> str:
     if not count or approval is None:
         return ""
     return (
-        f"approved by @{approval.approver}: {count} regression(s) accepted on pull request "
+        f"approved by @{approval.approver}: {plural(count, 'regression')} accepted on pull request "
         f"#{approval.pr_number}"
     )
 

@@ -35,7 +35,7 @@ from promptcanary.providers.litellm import cost_usd
 from promptcanary.storage.base import BaselineFileError
 from promptcanary_action.activity import Activity
 from promptcanary_action.baselines.base import BaselineBackend as Backend
-from promptcanary_action.baselines.base import BaselineStoreError
+from promptcanary_action.baselines.base import BaselineStoreError, BaselineUnreachableError
 from promptcanary_action.cancel import Cancellation
 from promptcanary_action.errors import UsageError
 from promptcanary_action.links import dataset_rows
@@ -142,27 +142,15 @@ def verdict_fields(evaluation: Evaluation) -> dict[str, Any]:
 
 def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
     """The inputs that shape a run; unset ones leave the suite's ``defaults:`` in force."""
-    return RunOptions(
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        seed=settings.seed,
-        samples=settings.samples,  # type: ignore[arg-type]  # clean_samples: "auto" or an int
-        min_samples=settings.min_samples,
-        max_samples=settings.max_samples,
-        baseline_pool=settings.baseline_pool,
-        concurrency=settings.concurrency,
-        timeout=settings.timeout,
-        max_retries=settings.max_retries,
-        git_sha=sha or None,
-        git_ref=ref or None,
-        shard=settings.shard,
-    )
+    return settings.run_options(git_sha=sha or None, git_ref=ref or None)
 
 
 @dataclass(frozen=True)
 class _FoundBaseline:
     baseline: BaselineSnapshot | None = None
     error: str | None = None
+    unreachable: bool = False
+    """The store could not be reached: whether a baseline exists is unknown."""
 
 
 def _load_baseline(backend: Backend, suite: str, model: str, activity: Activity) -> _FoundBaseline:
@@ -173,6 +161,9 @@ def _load_baseline(backend: Backend, suite: str, model: str, activity: Activity)
     except BaselineFileError as exc:
         # Run anyway: the results are reported and written; the step still exits 2.
         return _FoundBaseline(error=str(exc))
+    except BaselineUnreachableError as exc:
+        # Neither a broken baseline nor a first run: reported, never promoted, exit 3.
+        return _FoundBaseline(error=str(exc), unreachable=True)
 
 
 def _history(
@@ -284,6 +275,8 @@ def judge_run(
     status, location, save_note = _save_if_promoted(
         evaluation, backend, activity.baseline_ref, judging.sha, settings.baseline_pool
     )
+    if found.unreachable:
+        status = BaselineStatus.UNREACHABLE
     baseline = evaluation.baseline
     return PairOutcome(
         suite_name=suite.name,
@@ -295,6 +288,7 @@ def judge_run(
         baseline_status=status,
         baseline_location=location,
         baseline_error=found.error,
+        baseline_unreachable=found.unreachable,
         notes=[*evaluation.notes, *([save_note] if save_note else [])],
         prompt_lines=dict(suite.prompt_lines),
         probe_lines=suite.probe_lines,

@@ -22,8 +22,8 @@ from pathlib import Path
 from promptcanary.core.files import atomic_write_text
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary.core.render.html import HtmlPair, ScoreTrend, render_html
+from promptcanary.storage import layout
 from promptcanary.storage.base import snapshot_to_json
-from promptcanary_action.baselines import layout
 from promptcanary_action.errors import ReportWriteError
 from promptcanary_action.outcome import BaselineStatus, PairOutcome, StepOutcome
 from promptcanary_action.paths import workspace_relative
@@ -153,6 +153,7 @@ def outcome_json(outcome: StepOutcome) -> dict[str, object]:
 
 
 _STATUS_PRIORITY = (
+    BaselineStatus.UNREACHABLE,
     BaselineStatus.MISSING,
     BaselineStatus.CREATED,
     BaselineStatus.UPDATED,

@@ -22,11 +22,12 @@ from promptcanary.core.run.options import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
-    samples_problem,
+    RunOptionError,
+    RunOptions,
+    option_rule,
 )
 from promptcanary.core.run.shards import Shard, ShardError
-from promptcanary.core.sampling.pool import DEFAULT_POOL, MAX_POOL
-from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
+from promptcanary.core.sampling.pool import DEFAULT_POOL
 from promptcanary.core.stats import DEFAULT_ALPHA
 from promptcanary.core.verdict.gate import DEFAULT_FAIL_ON, DEFAULT_MAX_ERROR_RATE, FAIL_ON
 from promptcanary_action.baselines.history import HISTORY_KEEP
@@ -128,18 +129,22 @@ def clean_int(
     return number
 
 
-def clean_samples(name: str, value: str) -> int | str:
-    """``auto`` (any case) or a whole number from 1 to the cap (:func:`samples_problem`)."""
-    if value.lower() == "auto":
-        return "auto"
-    rule = f"must be auto or an integer ≥ 1 and ≤ {MAX_SAMPLES_CAP}"
-    try:
-        number = int(value)
-    except ValueError:
-        raise _fail(name, value, rule) from None
-    if samples_problem(number) is not None:
-        raise _fail(name, value, rule)
-    return number
+def _auto_or_int(value: str) -> int | str:
+    return "auto" if value.lower() == "auto" else int(value)
+
+
+def run_option(parse: Callable[[str], Any]) -> Cleaner:
+    """The cleaner of an input that is a run option: it only parses the value (``parse``); the
+    bounds, and the rule a bad value is told, are :class:`RunOptions`' (checked once all
+    inputs are read), the same for the CLI's flags."""
+
+    def clean(name: str, value: str) -> Any:
+        try:
+            return parse(value)
+        except ValueError:
+            raise _fail(name, value, option_rule(name.replace("-", "_"))) from None
+
+    return clean
 
 
 def clean_float(
@@ -319,9 +324,6 @@ _OPEN_UNIT = partial(
 _PERCENT = partial(clean_float, minimum=0.0)
 
 
-_SAMPLE_COUNT = partial(clean_int, minimum=1, maximum=MAX_SAMPLES_CAP)
-
-
 @dataclass(frozen=True)
 class Settings:
     """Every input of ``action.yml``, typed and validated, plus the runner's environment."""
@@ -364,27 +366,26 @@ class Settings:
     improvement_threshold: float = field(
         default=DEFAULT_THRESHOLD, metadata=_input("improvement-threshold", _UNIT)
     )
-    samples: int | str | None = field(default=None, metadata=_input("samples", clean_samples))
+    samples: int | str | None = field(
+        default=None, metadata=_input("samples", run_option(_auto_or_int))
+    )
     """``None``: the suite's ``defaults: samples``, else ``auto``; a number overrides the suite."""
-    min_samples: int | None = field(default=None, metadata=_input("min-samples", _SAMPLE_COUNT))
-    max_samples: int | None = field(default=None, metadata=_input("max-samples", _SAMPLE_COUNT))
+    # The run options' bounds are RunOptions' (the CLI's too): their cleaners only parse.
+    min_samples: int | None = field(default=None, metadata=_input("min-samples", run_option(int)))
+    max_samples: int | None = field(default=None, metadata=_input("max-samples", run_option(int)))
     baseline_pool: int = field(
-        default=DEFAULT_POOL,
-        metadata=_input("baseline-pool", partial(clean_int, minimum=1, maximum=MAX_POOL)),
+        default=DEFAULT_POOL, metadata=_input("baseline-pool", run_option(int))
     )
     alpha: float = field(
         default=DEFAULT_ALPHA,
         metadata=_input("alpha", _OPEN_UNIT),
     )
     concurrency: int = field(
-        default=DEFAULT_CONCURRENCY, metadata=_input("concurrency", partial(clean_int, minimum=1))
+        default=DEFAULT_CONCURRENCY, metadata=_input("concurrency", run_option(int))
     )
-    timeout: float = field(
-        default=DEFAULT_TIMEOUT,
-        metadata=_input("timeout", partial(clean_float, minimum=0.0, exclusive_minimum=True)),
-    )
+    timeout: float = field(default=DEFAULT_TIMEOUT, metadata=_input("timeout", run_option(float)))
     max_retries: int = field(
-        default=DEFAULT_MAX_RETRIES, metadata=_input("max-retries", partial(clean_int, minimum=0))
+        default=DEFAULT_MAX_RETRIES, metadata=_input("max-retries", run_option(int))
     )
     max_error_rate: float = field(
         default=DEFAULT_MAX_ERROR_RATE, metadata=_input("max-error-rate", _UNIT)
@@ -411,12 +412,10 @@ class Settings:
     )
     """Promoted baselines the trend chart draws before the current run."""
     temperature: float | None = field(
-        default=None, metadata=_input("temperature", partial(clean_float, minimum=0.0, maximum=2.0))
+        default=None, metadata=_input("temperature", run_option(float))
     )
-    max_tokens: int | None = field(
-        default=None, metadata=_input("max-tokens", partial(clean_int, minimum=1))
-    )
-    seed: int | None = field(default=None, metadata=_input("seed", clean_int))
+    max_tokens: int | None = field(default=None, metadata=_input("max-tokens", run_option(int)))
+    seed: int | None = field(default=None, metadata=_input("seed", run_option(int)))
     comment: CommentMode = field(
         default="update", metadata=_input("comment", _choice(COMMENT_CHOICES))
     )
@@ -459,18 +458,38 @@ class Settings:
                 values[spec.name] = spec.metadata[_CLEAN](name, raw)
             elif _IF_EMPTY in spec.metadata and _given(env, name):
                 values[spec.name] = spec.metadata[_IF_EMPTY]
-        low, high = values.get("min_samples"), values.get("max_samples")
-        if low is not None and high is not None and low > high:
-            raise InputError(
-                f"input 'min-samples': {low} is above input 'max-samples' ({high}); "
-                "samples: auto needs min-samples ≤ max-samples"
-            )
-        return cls(github=GitHubEnv.from_environ(env), **values)
+        settings = cls(github=GitHubEnv.from_environ(env), **values)
+        try:
+            settings.run_options()
+        except RunOptionError as exc:
+            raise _run_option_error(exc, env) from None
+        return settings
+
+    def run_options(self, **more: Any) -> RunOptions:
+        """The inputs that shape a run as :class:`RunOptions`, the one rule of their bounds
+        (``RunOptionError`` names the field); ``more`` adds the step's own (``git_sha``, …)."""
+        shared = {f.name for f in fields(RunOptions)} & {f.name for f in fields(self)}
+        return RunOptions(**{name: getattr(self, name) for name in shared}, **more)
 
     @classmethod
     def input_fields(cls) -> dict[str, str]:
         """``{input name: field name}`` for every input (``"fail-on": "fail_on"``)."""
         return {spec.metadata[_INPUT]: spec.name for spec in fields(cls) if _INPUT in spec.metadata}
+
+
+def _run_option_error(exc: RunOptionError, env: Mapping[str, str]) -> InputError:
+    """A run option's error as the input's: its name, the value as the workflow gave it."""
+
+    def name(field_name: str) -> str:
+        return field_name.replace("_", "-")
+
+    if exc.above is not None:
+        other, limit = exc.above
+        return InputError(
+            f"input '{name(exc.field)}': {exc.value} is above input '{name(other)}' ({limit}); "
+            f"samples: auto needs {name(exc.field)} ≤ {name(other)}"
+        )
+    return _fail(name(exc.field), _read_input(env, name(exc.field)), exc.rule)
 
 
 def input_env_names(name: str) -> tuple[str, str]:

@@ -34,6 +34,7 @@ from promptcanary.core.messages import (
     split_system,
 )
 from promptcanary.core.stats import DEFAULT_ALPHA
+from promptcanary.core.words import plural
 
 SCHEMA_VERSION = 2
 """Version of the baseline snapshot document written by this engine."""
@@ -47,6 +48,9 @@ how long the text was (:attr:`LLMResponse.truncated_from`).
 
 TEMPERATURE_RANGE = (0.0, 2.0)
 """Sampling temperatures a :class:`ProviderConfig` accepts (what the providers accept)."""
+MAX_TOKENS_CAP = 1_000_000
+"""The largest ``max_tokens`` accepted anywhere (suite, model entry, flag, input): above every
+model's output limit, so a typo (``99999999999999999999999``) is an error, not a request."""
 
 
 def _utcnow() -> datetime:
@@ -347,8 +351,11 @@ class ProviderConfig(BaseModel):
     @field_validator("max_tokens")
     @classmethod
     def _max_tokens_positive(cls, v: int) -> int:
-        if v < 1:
-            raise ValueError(f"max_tokens={v!r} is out of range; it must be an integer >= 1")
+        if not 1 <= v <= MAX_TOKENS_CAP:
+            raise ValueError(
+                f"max_tokens={v!r} is out of range; it must be an integer >= 1 and <= "
+                f"{MAX_TOKENS_CAP}"
+            )
         return v
 
 
@@ -889,9 +896,9 @@ class DriftReport(BaseModel):
         n_reg, n_imp = len(self.regressions), len(self.improvements)
         parts = [
             f"{self.suite_name} on {self.provider.model_id}:",
-            f"{n_reg} regression{'s' if n_reg != 1 else ''},",
-            f"{n_imp} improvement{'s' if n_imp != 1 else ''}",
-            f"across {len(self.comparisons)} comparisons",
+            f"{plural(n_reg, 'regression')},",
+            plural(n_imp, "improvement"),
+            f"across {plural(len(self.comparisons), 'comparison')}",
             f"(score {self.baseline_score:.3f} → {self.current_score:.3f},",
             f"severity {self.severity.value}).",
         ]

@@ -11,9 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from promptcanary.core.config.schema import load_suite, suite_to_yaml
-from promptcanary.core.models import CanaryPrompt, CanaryRunResult, LLMResponse, ProbeResult
+from promptcanary.core.models import (
+    CanaryPrompt,
+    CanaryRunResult,
+    LLMResponse,
+    ProbeResult,
+    ProviderConfig,
+)
 from promptcanary.core.probes.registry import ProbeRegistry
-from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.options import RunOptionError, RunOptions
 from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.runner import run_suite, run_suite_blocking
 from promptcanary.core.run.scoring import score
@@ -103,11 +109,18 @@ def _run_options(
     options: dict[str, Any],
 ) -> RunOptions:
     """``run``/``arun`` keywords as one :class:`RunOptions` (an unknown keyword is a TypeError)."""
-    return RunOptions(
-        temperature=temperature,
-        max_tokens=max_tokens,
-        seed=seed,
-        show_progress=show_progress,
-        samples=samples,
-        **options,
-    )
+    try:
+        return RunOptions(
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            show_progress=show_progress,
+            samples=samples,
+            **options,
+        )
+    except RunOptionError as exc:
+        if exc.field in ("temperature", "max_tokens"):
+            # PromptCanary 0.2.2 refused these with pydantic's ValidationError (ProviderConfig's
+            # check): the documented face still does, with the same bounds.
+            ProviderConfig.model_validate({"model_id": "run-option", exc.field: exc.value})
+        raise

@@ -15,12 +15,28 @@ class BaselineStoreError(RuntimeError):
     """A baseline could not be written (or the store cannot be reached); says what to change."""
 
 
+class BaselineUnreachableError(BaselineStoreError):
+    """The store itself cannot be reached (no network, no permission): whether a baseline
+    exists is unknown, so the run is neither compared nor a first run. ``location`` names what
+    was to be read, ``problem`` what failed (the tool's message, secrets scrubbed) and the
+    remedy."""
+
+    def __init__(self, location: str, problem: str) -> None:
+        self.location = location
+        self.problem = problem
+        super().__init__(
+            f"{location}: {problem}. Nothing was compared with it; the baseline itself is not "
+            "at fault, so re-run once the store can be read"
+        )
+
+
 class BaselineBackend(Protocol):
     """Where baselines are read from and promoted to.
 
     ``load`` returns None when there is no baseline yet and raises
     :class:`promptcanary.storage.base.BaselineFileError` (naming the location) when there is one
-    that cannot be read. ``save`` returns the location written, for reports.
+    that cannot be read, :class:`BaselineUnreachableError` when the store cannot be reached.
+    ``save`` returns the location written, for reports.
     """
 
     def load(self, suite_name: str, model_id: str, *, for_ref: str) -> BaselineSnapshot | None: ...

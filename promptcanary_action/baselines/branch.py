@@ -23,10 +23,10 @@ from typing import Any
 
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary.storage.base import BaselineFileError, snapshot_from_json, snapshot_to_json
-from promptcanary_action.baselines.base import BaselineStoreError
+from promptcanary.storage.layout import baseline_file, history_file
+from promptcanary_action.baselines.base import BaselineStoreError, BaselineUnreachableError
 from promptcanary_action.baselines.git import Git, GitCommandError
 from promptcanary_action.baselines.history import append_history, history_record, parse_history
-from promptcanary_action.baselines.layout import baseline_file, history_file
 
 DEFAULT_BRANCH = "promptcanary-baselines"
 BOT_NAME = "github-actions[bot]"
@@ -155,11 +155,7 @@ class BranchBackend:
         except BaselineStoreError as exc:  # no repository to read from
             raise BaselineFileError(location, str(exc)) from None
         except GitCommandError as exc:
-            raise BaselineFileError(
-                location,
-                f"the branch cannot be fetched ({exc.stderr.strip()})"
-                + _permission_hint(exc.stderr, "contents: read"),
-            ) from None
+            raise BaselineUnreachableError(location, _unfetchable(exc.stderr)) from None
 
     def _fetch(self) -> str | None:
         """Fetch the data branch into the private ref; its tip, or None when it does not exist."""
@@ -352,6 +348,23 @@ def _bare_clone(
     git.run("remote", "add", "origin", url)
     weakref.finalize(git, shutil.rmtree, tmp, True)
     return git
+
+
+def _unfetchable(stderr: str) -> str:
+    """What failed when the data branch could not be fetched, and the remedy for that cause."""
+    said = " ".join(stderr.split()) or "no message"
+    if any(marker in stderr.lower() for marker in _PERMISSION_MARKERS):
+        remedy = (
+            "the token may not read the repository: give the workflow `permissions: contents: "
+            "read` (`contents: write` to promote), and keep `persist-credentials` or set the "
+            "`github-token` input"
+        )
+    else:
+        remedy = (
+            "check that the runner reaches the repository's git server (network, proxy, the "
+            "`origin` URL) and that the token may read it (`permissions: contents: read`)"
+        )
+    return f"the data branch cannot be fetched (git: {said}); {remedy}"
 
 
 def _permission_hint(text: str, permission: str) -> str:

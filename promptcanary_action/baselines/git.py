@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -18,6 +19,8 @@ from pathlib import Path
 from promptcanary.core.redact import REDACTED
 
 GIT_TIMEOUT = 300.0
+
+_URL_USERINFO_RE = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@'\"]+@")
 
 # Variables that would redirect our commands to another repository, index or work tree.
 _LEAKY = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_PREFIX")
@@ -128,7 +131,8 @@ class Git:
             secrets += [self._token, auth_header(self._token).split()[-1]]
         for secret in sorted(secrets, key=len, reverse=True):
             text = text.replace(secret, REDACTED)
-        return text
+        # A remote URL may carry credentials of its own (https://user:token@host/…).
+        return _URL_USERINFO_RE.sub(rf"\1{REDACTED}@", text)
 
 
 def _with_config(env: dict[str, str], pairs: list[tuple[str, str]]) -> dict[str, str]:

@@ -10,6 +10,7 @@ from typing import Any
 from promptcanary.core.files import atomic_write_text
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary.storage.base import BaselineFileError, snapshot_from_json, snapshot_to_json
+from promptcanary.storage.layout import baseline_file, history_file
 from promptcanary_action.baselines.base import BaselineStoreError
 from promptcanary_action.baselines.history import (
     HISTORY_KEEP,
@@ -17,7 +18,6 @@ from promptcanary_action.baselines.history import (
     history_record,
     parse_history,
 )
-from promptcanary_action.baselines.layout import baseline_file, history_file
 
 
 class PathBackend:

@@ -379,7 +379,7 @@ def test_cli_compare_and_report_with_022_flags(store: FileBaselineStore, tmp_pat
         ),
         (["compare", "-p", "openai/gpt-4o"], "--current run.json"),
         (["report", "drift.json", "--open"], "--format html"),
-        (["run", "-t", "2.5"], "between 0 and 2"),
+        (["run", "-t", "2.5"], "--temperature must be a number ≥ 0 and ≤ 2"),
     ],
 )
 def test_cli_022_flags_without_a_counterpart_say_what_to_use(

@@ -73,7 +73,7 @@ def test_pr_without_drift_comments_and_passes_the_check(harness: ActionHarness) 
     comments = harness.github.comments(PR_NUMBER)
     assert len(comments) == 1
     body = comments[0].body
-    assert body.splitlines()[0] == "**✅ No drift in 1 compared model run\\(s\\)**"
+    assert body.splitlines()[0] == "**✅ No drift in 1 compared model run**"
     assert MARKER in body
     assert "| support | `openai/fake` |" in body
 
@@ -156,8 +156,8 @@ def test_pr_with_drift_reports_regressions_at_the_suite_lines(harness: ActionHar
     assert result.outputs["drift-detected"] == "true"
     [comment] = harness.github.comments(PR_NUMBER)
     body = comment.body
-    # The verdict is markdown-escaped like any text: "(s)" is written "\\(s\\)".
-    assert body.startswith("**❌ 2 regression\\(s\\) in 1 of 1 model run\\(s\\) \\(severity ")
+    # The verdict is markdown-escaped like any text: "(severity" is written "\\(severity".
+    assert body.startswith("**❌ 2 regressions in 1 of 1 model run \\(severity ")
     assert "#### Regressions: support on `openai/fake`" in body
     # samples: auto (the default): a deterministic model that changed its answer; its pass flags
     # decide, after the answers it took (baseline → this run). Each regression row links its

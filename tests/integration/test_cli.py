@@ -156,7 +156,7 @@ def test_compare_rescores_the_baseline_when_the_probes_changed(workdir: Path) ->
         cwd=workdir,
     )  # fmt: skip
     assert compared.returncode == 0, compared.stdout + compared.stderr
-    assert "re-scored 3 stored baseline response(s)" in compared.stdout
+    assert "re-scored 3 stored baseline responses" in compared.stdout
     # Without the suite the probe edit cannot be told from drift: the user is told so.
     blind = cli("compare", "--baseline-dir", "bl", "--current", "run.json", cwd=workdir)
     assert "pass --config" in blind.stdout
@@ -360,7 +360,7 @@ def test_run_auto_against_a_baseline_costs_one_answer_for_a_repeating_model(
     [
         (["--samples", "0"], "must be auto or an integer ≥ 1"),
         (["--min-samples", "9", "--max-samples", "4"], "--min-samples 9 is above --max-samples 4"),
-        (["--max-samples", "10000"], "must be at most 1000"),
+        (["--max-samples", "10000"], "--max-samples must be an integer ≥ 1 and ≤ 1000, got 10000"),
     ],
 )
 def test_invalid_sampling_flags_exit_2(workdir: Path, flags: list[str], message: str) -> None:
@@ -375,8 +375,14 @@ def test_invalid_sampling_flags_exit_2(workdir: Path, flags: list[str], message:
         (["--timeout", "-1"], "--timeout must be a number of seconds > 0"),
         (["--timeout", "0"], "--timeout must be a number of seconds > 0"),
         (["--timeout", "nan"], "--timeout must be a number of seconds > 0"),
-        (["--max-retries", "-1"], "--max-retries must be 0 or more"),
-        (["--concurrency", "0"], "--concurrency must be at least 1"),
+        (["--max-retries", "-1"], "--max-retries must be an integer ≥ 0, got -1"),
+        (["--concurrency", "0"], "--concurrency must be an integer ≥ 1, got 0"),
+        (["--temperature", "2.5"], "--temperature must be a number ≥ 0 and ≤ 2, got 2.5"),
+        (
+            ["--max-tokens", "99999999999999999999999"],
+            "--max-tokens must be an integer ≥ 1 and ≤ 1000000",
+        ),
+        (["--baseline-pool", "0"], "--baseline-pool must be an integer ≥ 1 and ≤ 100, got 0"),
     ],
 )
 def test_the_cli_refuses_the_run_options_the_action_refuses(
@@ -412,7 +418,7 @@ def test_report_html_from_stored_files_and_view_finds_the_latest(workdir: Path) 
     assert "Content-Security-Policy" in html
     drift = json.loads((folder / "drift.json").read_text(encoding="utf-8"))
     assert drift["regressions"]
-    assert f"{len(drift['regressions'])} regression(s)" in html
+    assert f"{len(drift['regressions'])} regression" in html
     assert "Sure! Here is the JSON:" in html  # today's answer, shown
 
     viewed = cli("view", "--print", cwd=workdir)
@@ -532,3 +538,25 @@ def test_init_writes_starters_of_each_shape_that_run(
     assert "pass rate 100%" in ran.stdout
     refused = cli("init", "--example", example, "--path", "suites/canary.yaml", cwd=tmp_path)
     assert refused.returncode == 2 and "--force" in refused.stderr
+
+
+def test_baselines_lists_files_it_cannot_name_with_the_reason(workdir: Path) -> None:
+    run_and_save_baseline(workdir)
+    [saved] = (workdir / "bl").glob("*.json")
+    (workdir / "bl" / "my-copy.json").write_text(saved.read_text(encoding="utf-8"))
+    (workdir / "bl" / "old").mkdir()
+    (workdir / "bl" / "old" / "notes.json").write_text("{}", encoding="utf-8")
+    # The action's `baseline: path` layout is named: listed as a baseline, not as unnamed.
+    action_file = workdir / "bl" / "starter-canaries" / "openai-gpt-4o-mini" / "baseline.json"
+    action_file.parent.mkdir(parents=True)
+    action_file.write_text(saved.read_text(encoding="utf-8"))
+    done = cli("baselines", "--baseline-dir", "bl", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    unnamed = [ln for ln in done.stdout.splitlines() if ln.startswith("UNNAMED")]
+    assert [ln.split()[1].rstrip(":") for ln in unnamed] == [
+        str(Path("bl/my-copy.json")),
+        str(Path("bl/old/notes.json")),
+    ]
+    assert all("pass it as --baseline FILE" in ln for ln in unnamed)
+    listed = [ln for ln in done.stdout.splitlines() if not ln.startswith(("UNNAMED", "ERROR"))]
+    assert len(listed) == 2 and any(str(Path(*action_file.parts[-4:])) in ln for ln in listed)

@@ -35,10 +35,10 @@ from promptcanary.core.config.source import (
     read_suite_file,
 )
 from promptcanary.core.messages import ChatMessage, conversation_problem
-from promptcanary.core.models import CanaryPrompt, default_prompt_id
+from promptcanary.core.models import MAX_TOKENS_CAP, CanaryPrompt, default_prompt_id
 from promptcanary.core.probes import BaseProbe, ProbeRegistry
 from promptcanary.core.probes.registry import ProbeClass, registry_or_active
-from promptcanary.core.run.options import samples_problem
+from promptcanary.core.run.options import option_rule, samples_problem
 from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.spec import (
     MODEL_KEYS,
@@ -82,7 +82,7 @@ class _Doc(BaseModel):
 
 class _DefaultsDoc(_Doc):
     temperature: float | None = Field(default=None, ge=0, le=2)  # ProviderConfig's range
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS_CAP)
     seed: int | None = None
     samples: int | str | None = None
     min_samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES_CAP)
@@ -287,7 +287,12 @@ def _validation_error(
         line, column = context.position((*prefix, *error["loc"]), key=True)
         return line or 0, error["type"] == "missing", column or 0
 
-    err = min(exc.errors(), key=position)
+    errors = exc.errors()
+    # `txt: …` in a prompt is both an unknown key and a missing 'text': the unknown key, with
+    # its "did you mean", is the cause, wherever the mapping's first line puts the other.
+    unknown_in = {tuple(e["loc"][:-1]) for e in errors if e["type"] == "extra_forbidden"}
+    errors = [e for e in errors if e["type"] != "missing" or tuple(e["loc"][:-1]) not in unknown_in]
+    err = min(errors, key=position)
     loc: Loc = (*prefix, *err["loc"])
     kind = err["type"]
     name = next((p for p in reversed(loc) if isinstance(p, str)), "value")
@@ -476,6 +481,15 @@ def _model_params(item: dict[str, Any], loc: Loc, context: SourceMap) -> dict[st
                 hint="the provider's limit for this key, e.g. `rpm: 500`; leave it out to "
                 "learn it from the answers' rate-limit headers",
             )
+    tokens = item.get("max_tokens")
+    if "max_tokens" in item and not (
+        isinstance(tokens, int) and not isinstance(tokens, bool) and 1 <= tokens <= MAX_TOKENS_CAP
+    ):
+        raise context.error(
+            f"'max_tokens' of model entry {item['model']!r} {option_rule('max_tokens')}, "
+            f"got {_got(tokens)}",
+            (*loc, "max_tokens"),
+        )
     params = {k: v for k, v in item.items() if k not in ("model", "litellm")}
     passthrough = item.get("litellm", {})
     if not isinstance(passthrough, dict):

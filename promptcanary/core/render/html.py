@@ -42,6 +42,7 @@ from promptcanary.core.render.html_charts import (
 from promptcanary.core.render.markdown import sanitize, truncate
 from promptcanary.core.render.report import RESPONSE_LIMIT, unified_diff
 from promptcanary.core.verdict.usage import UsageStats, compare_usage
+from promptcanary.core.words import plural
 
 __all__ = [
     "ANSWER_LIMIT",
@@ -340,6 +341,7 @@ def _environment() -> SandboxedEnvironment:
     env.filters["score"] = lambda v: "–" if v is None else f"{v:.3f}"
     env.filters["delta"] = lambda v: "–" if v is None else f"{v:+.3f}"
     env.filters["num"] = lambda v, unit="": "–" if v is None else f"{v:,.0f}{unit}"
+    env.filters["plural"] = plural
     return env
 
 

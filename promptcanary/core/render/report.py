@@ -31,6 +31,7 @@ from promptcanary.core.render.markdown import (
     sanitize,
     truncate,
 )
+from promptcanary.core.words import plural
 
 RESPONSE_LIMIT = 4_000
 """Characters of one response shown in a report before it is cut (the full text is in JSON)."""
@@ -138,9 +139,8 @@ def _ci(value: tuple[float, float] | None) -> Trusted:
     return Trusted(f"[{low:+.2f}, {high:+.2f}]")
 
 
-def _plural(count: int, singular: str, plural: str | None = None) -> Trusted:
-    word = singular if count == 1 else (plural or singular + "s")
-    return Trusted(f"{count} {word}")
+def _plural(count: int, singular: str, plural_form: str | None = None) -> Trusted:
+    return Trusted(plural(count, singular, plural_form))
 
 
 def _url(value: Any) -> Trusted:

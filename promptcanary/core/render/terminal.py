@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from promptcanary.core.models import CanaryRunResult, DriftReport, ProbeComparison, ProbeResult
 from promptcanary.core.render.markdown import sanitize
+from promptcanary.core.words import plural
 
 _DETAILS_LIMIT = 160
 
@@ -24,10 +25,6 @@ def _short(text: str, limit: int = _DETAILS_LIMIT) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _count(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
-
-
 def _failure_lines(failed: Sequence[ProbeResult]) -> list[str]:
     """One line per failed probe of a prompt: its samples counted, not repeated."""
     groups: dict[tuple[str, str], list[ProbeResult]] = {}
@@ -36,7 +33,7 @@ def _failure_lines(failed: Sequence[ProbeResult]) -> list[str]:
     lines = []
     for (prompt_id, probe_key), results in groups.items():
         mean = sum(r.score for r in results) / len(results)
-        times = f" ({len(results)} samples)" if len(results) > 1 else ""
+        times = f" ({plural(len(results), 'sample')})" if len(results) > 1 else ""
         lines.append(
             f"  {prompt_id} / {probe_key}{times}  {mean:.3f}  {_short(results[0].details)}"
         )
@@ -49,8 +46,8 @@ def format_run(run: CanaryRunResult) -> str:
     rate = "–" if run.pass_rate is None else f"{run.pass_rate:.0%}"
     lines = [
         f"{run.suite_name} on {run.provider.model_id}: score {score}, "
-        f"pass rate {rate} ({_count(len(run.probe_results), 'result')}, "
-        f"{_count(len(run.prompt_ids), 'prompt')}, {run.error_count} errored)"
+        f"pass rate {rate} ({plural(len(run.probe_results), 'result')}, "
+        f"{plural(len(run.prompt_ids), 'prompt')}, {run.error_count} errored)"
     ]
     failed = run.failed_probes
     if failed:

@@ -3,22 +3,43 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
+from promptcanary.core.models import MAX_TOKENS_CAP, TEMPERATURE_RANGE
 from promptcanary.core.run.shards import Shard
-from promptcanary.core.sampling.pool import DEFAULT_POOL
+from promptcanary.core.sampling.pool import DEFAULT_POOL, MAX_POOL
 from promptcanary.core.sampling.sequential import MAX_SAMPLES, MAX_SAMPLES_CAP, MIN_SAMPLES, Policy
 from promptcanary.core.spec import AUTO, RunDefaults
 
 
 class RunOptionError(ValueError):
-    """A run option out of its range; ``field`` names it (the CLI shows it as its flag)."""
+    """A run option out of its range. ``field`` names it (the CLI shows it as its flag, the
+    action as its input), ``rule`` says what is valid, ``value`` is what was given; ``above``
+    names the option (and its value) it may not exceed: ``min_samples`` above ``max_samples``."""
 
-    def __init__(self, field: str, problem: str) -> None:
+    def __init__(
+        self, field: str, rule: str, value: object, *, above: tuple[str, object] | None = None
+    ) -> None:
         self.field = field
-        self.problem = problem
-        super().__init__(f"{field} {problem}")
+        self.rule = rule
+        self.value = value
+        self.above = above
+        super().__init__(self.describe())
+
+    @property
+    def problem(self) -> str:
+        """The rule and the value given, without the option's name."""
+        return f"{self.rule}, got {self.value!r}"
+
+    def describe(self, name: Callable[[str], str] = str) -> str:
+        """The message, each option named by ``name`` (``--max-retries``, ``input 'timeout'``)."""
+        if self.above is not None:
+            other, limit = self.above
+            return f"{name(self.field)} {self.value!r} is above {name(other)} {limit!r}"
+        return f"{name(self.field)} {self.problem}"
 
 
 DEFAULT_CONCURRENCY = 8
@@ -32,6 +53,49 @@ DEFAULT_MAX_RETRIES = 3
 _DEFAULTABLE = tuple(f.name for f in fields(RunDefaults))
 
 
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+SAMPLES_RULE = f"must be auto or an integer ≥ 1 and ≤ {MAX_SAMPLES_CAP}"
+SAMPLE_COUNT_RULE = f"must be an integer ≥ 1 and ≤ {MAX_SAMPLES_CAP}"
+_LOW, _HIGH = TEMPERATURE_RANGE
+_RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    # field: (what is valid, the test). The one set of bounds for the CLI's flags, the action's
+    # inputs and Python callers; the suite's ``defaults:`` use the same constants.
+    "temperature": (
+        f"must be a number ≥ {_LOW:g} and ≤ {_HIGH:g}",
+        lambda v: _number(v) and _LOW <= v <= _HIGH,
+    ),
+    "max_tokens": (
+        f"must be an integer ≥ 1 and ≤ {MAX_TOKENS_CAP}",
+        lambda v: _whole(v) and 1 <= v <= MAX_TOKENS_CAP,
+    ),
+    "seed": ("must be an integer", _whole),
+    "samples": (SAMPLES_RULE, lambda v: samples_problem(v) is None),
+    "min_samples": (SAMPLE_COUNT_RULE, lambda v: _whole(v) and 1 <= v <= MAX_SAMPLES_CAP),
+    "max_samples": (SAMPLE_COUNT_RULE, lambda v: _whole(v) and 1 <= v <= MAX_SAMPLES_CAP),
+    "baseline_pool": (
+        f"must be an integer ≥ 1 and ≤ {MAX_POOL}",
+        lambda v: _whole(v) and 1 <= v <= MAX_POOL,
+    ),
+    "concurrency": ("must be an integer ≥ 1", lambda v: _whole(v) and v >= 1),
+    "timeout": ("must be a number of seconds > 0", lambda v: _number(v) and v > 0),
+    "max_retries": ("must be an integer ≥ 0", lambda v: _whole(v) and v >= 0),
+}
+"""What each bounded option accepts; ``None`` (not set) is always accepted for those that have
+no default of their own."""
+
+
+def option_rule(field: str) -> str:
+    """What the run option ``field`` accepts, in words (``KeyError`` if it has no bounds)."""
+    return _RULES[field][0]
+
+
 def samples_problem(value: object) -> str | None:
     """Why ``value`` is not a valid ``samples`` (``None`` if it is): ``auto`` or 1 … the cap.
 
@@ -40,10 +104,8 @@ def samples_problem(value: object) -> str | None:
     """
     if value == AUTO:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        return f"must be 'auto' or a whole number, got {value!r}"
-    if not 1 <= value <= MAX_SAMPLES_CAP:
-        return f"must be 'auto' or a whole number from 1 to {MAX_SAMPLES_CAP}, got {value}"
+    if not _whole(value) or not 1 <= value <= MAX_SAMPLES_CAP:  # type: ignore[operator]
+        return f"{SAMPLES_RULE}, got {value!r}"
     return None
 
 
@@ -80,18 +142,15 @@ class RunOptions(RunDefaults):
         return replace(self, **update) if update else self
 
     def __post_init__(self) -> None:
-        problem = None if self.samples is None else samples_problem(self.samples)
-        if problem is not None:
-            raise ValueError(f"samples {problem}")
-        if self.baseline_pool < 1:
-            raise ValueError(f"baseline_pool must be at least 1, got {self.baseline_pool}")
-        # The same bounds as the action's inputs: every caller (CLI, action, Python) meets them.
-        if self.concurrency < 1:
-            raise RunOptionError("concurrency", f"must be at least 1, got {self.concurrency}")
-        if not (math.isfinite(self.timeout) and self.timeout > 0):
-            raise RunOptionError("timeout", f"must be a number of seconds > 0, got {self.timeout}")
-        if self.max_retries < 0:
-            raise RunOptionError("max_retries", f"must be 0 or more, got {self.max_retries}")
+        for name, (rule, valid) in _RULES.items():
+            value = getattr(self, name)
+            if value is not None and not valid(value):
+                raise RunOptionError(name, rule, value)
+        low, high = self.min_samples, self.max_samples
+        if low is not None and high is not None and low > high:
+            raise RunOptionError(
+                "min_samples", "must not be above max_samples", low, above=("max_samples", high)
+            )
 
     @property
     def adaptive(self) -> bool:

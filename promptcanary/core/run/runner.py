@@ -40,6 +40,7 @@ from promptcanary.core.run.session import STOPPED_ERROR, Job, RunSession, Sleep,
 from promptcanary.core.sampling.pool import Baseline
 from promptcanary.core.sampling.sequencer import Sequencer, pooled_baseline, record_of
 from promptcanary.core.spec import SuiteSpec
+from promptcanary.core.words import plural
 
 
 def effective_config(config: ProviderConfig, options: RunOptions) -> ProviderConfig:
@@ -262,12 +263,12 @@ async def answer_adaptive(asking: _Asking, baseline: Baseline | None) -> Adaptiv
 def _stage_line(stream: TextIO | None, stage: int, asked: int, total: int, still_open: int) -> None:
     out = stream if stream is not None else sys.stderr
     rest = (
-        f"{still_open} prompt(s) undecided, asking again"
+        f"{plural(still_open, 'prompt')} undecided, asking again"
         if still_open
         else "every comparison decided or at max-samples"
     )
     print(
-        f"promptcanary: stage {stage}: {asked} request(s), {total} so far; {rest}",
+        f"promptcanary: stage {stage}: {plural(asked, 'request')}, {total} so far; {rest}",
         file=out,
         flush=True,
     )

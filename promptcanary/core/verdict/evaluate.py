@@ -41,6 +41,7 @@ from promptcanary.core.verdict.usage import (
     compare_usage,
     usage_findings,
 )
+from promptcanary.core.words import plural
 
 if TYPE_CHECKING:
     from promptcanary.core.spec import SuiteSpec
@@ -142,7 +143,7 @@ def promotion_allowed(rule: str, run: CanaryRunResult, has_regressions: bool) ->
     if has_regressions:
         return False, "the run has regressions"
     if run.error_count:
-        return False, f"{run.error_count} response(s) errored"
+        return False, f"{plural(run.error_count, 'response')} errored"
     return True, ""
 
 

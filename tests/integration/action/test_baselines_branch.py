@@ -20,7 +20,7 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.storage.base import BaselineFileError
-from promptcanary_action.baselines.base import BaselineStoreError
+from promptcanary_action.baselines.base import BaselineStoreError, BaselineUnreachableError
 from promptcanary_action.baselines.branch import BOT_EMAIL, BOT_NAME, BranchBackend
 from tests.fakes.git_fixtures import GitWorkspace, run_git
 from tests.fakes.sleeps import Sleeps
@@ -313,7 +313,7 @@ def test_token_never_appears_in_errors(tmp_path: Path, git_env: dict[str, str]) 
         sleep=Sleeps(),
     )
 
-    with pytest.raises(BaselineFileError) as read_err:
+    with pytest.raises(BaselineUnreachableError) as read_err:
         store.load("My Suite", MODEL, for_ref="main")
     with pytest.raises(BaselineStoreError) as write_err:
         store.save(snapshot(), sha="a" * 40, ref="main")
@@ -363,7 +363,7 @@ def test_token_travels_only_as_a_header_over_http(
         plain, BRANCH, token=TOKEN, server_url=url, repository="octo-org/octo-repo", env=env
     )
 
-    with pytest.raises(BaselineFileError) as err:
+    with pytest.raises(BaselineUnreachableError) as err:
         store.load("My Suite", MODEL, for_ref="main")
 
     expected = "basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
@@ -446,7 +446,7 @@ def test_the_checkouts_persisted_credentials_are_used_and_never_printed(
         ws.run("config", f"includeIf.gitdir:{ws.path}/.git.path", str(included))
     store = BranchBackend.for_workspace(ws.path, BRANCH, token=TOKEN, env=dict(ws.env))
 
-    with pytest.raises(BaselineFileError) as err:
+    with pytest.raises(BaselineUnreachableError) as err:
         store.load("My Suite", MODEL, for_ref="main")
 
     assert handler.seen and {s.lower() for s in handler.seen if s} == {theirs.lower()}

@@ -211,7 +211,7 @@ def test_a_run_whose_responses_mostly_errored_is_untrustworthy(tmp_path: Path) -
 
     assert step.code == 3
     (error,) = step.annotations("error")
-    assert error.message.startswith("⚠️ Untrustworthy run: 2 response(s) errored")
+    assert error.message.startswith("⚠️ Untrustworthy run: 2 responses errored")
     (cause,) = [w for w in step.annotations("warning") if "by cause" in w.message]
     # The log says why, not only how many: the provider's reason with its answer count.
     assert "2× " in cause.message and "upstream unavailable" in cause.message

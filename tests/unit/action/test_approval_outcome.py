@@ -66,9 +66,7 @@ def test_approved_drift_passes_with_a_success_check_and_says_who_approved() -> N
     step = outcome(approval("p0", approver="rev*er"))
     assert step.gate_failed is False and step.exit_code == 0
     assert (step.conclusion, step.drift_detected) == ("success", False)
-    assert (
-        step.verdict == "✅ Drift approved by @rev*er: 1 regression(s) accepted on pull request #7"
-    )
+    assert step.verdict == "✅ Drift approved by @rev*er: 1 regression accepted on pull request #7"
     title, summary, _ = check_run_output(step)
     assert "approved by @\u200brev*er" in title  # no live mention in the check either
     assert "✅ approved · " in summary

@@ -17,6 +17,7 @@ from promptcanary.core.models import (
     RegressionKey,
 )
 from promptcanary.storage.base import BaselineFileError
+from promptcanary.storage.layout import baseline_file
 from promptcanary_action.baselines.history import (
     HISTORY_KEEP,
     PROMPT_HISTORY_LIMIT,
@@ -27,7 +28,6 @@ from promptcanary_action.baselines.history import (
     prompt_history,
     prompt_key,
 )
-from promptcanary_action.baselines.layout import baseline_file
 from promptcanary_action.baselines.none import NoneBackend
 from promptcanary_action.baselines.path import PathBackend
 

@@ -77,22 +77,22 @@ def test_verdict_lines() -> None:
     high, clean = drifted_pair(0.3), drifted_pair(0.0)
     no_baseline = clean.model_copy(update={"drift": None})
     assert verdict([high, clean], True, False) == (
-        "❌ 1 regression(s) in 1 of 2 model run(s) (severity high)"
+        "❌ 1 regression in 1 of 2 model runs (severity high)"
     )
-    assert verdict([high], False, False).startswith("⚠️ 1 regression(s)")
+    assert verdict([high], False, False).startswith("⚠️ 1 regression in")
     assert verdict([clean], True, False) == "❌ Probes failed (fail-on: failure)"
-    assert verdict([clean, no_baseline], False, False) == "✅ No drift in 1 compared model run(s)"
+    assert verdict([clean, no_baseline], False, False) == "✅ No drift in 1 compared model run"
     assert verdict([no_baseline], False, False) == (
-        "✅ 1 model run(s) completed; no baseline to compare with yet"
+        "✅ 1 model run completed; no baseline to compare with yet"
     )
-    assert verdict([high], True, True).startswith("⚠️ Untrustworthy run: 0 response(s) errored")
+    assert verdict([high], True, True).startswith("⚠️ Untrustworthy run: 0 responses errored")
 
 
 def test_with_baselines_off_the_verdict_says_so_not_that_none_exists_yet() -> None:
     no_baseline = drifted_pair(0.0).model_copy(update={"drift": None})
     off = dataclasses.replace(Settings(), baseline="none")
     outcome = build_outcome([no_baseline], off, warnings=[])
-    assert outcome.verdict == "✅ 1 model run(s) completed; baselines are off (`baseline: none`)"
+    assert outcome.verdict == "✅ 1 model run completed; baselines are off (`baseline: none`)"
     assert (
         "no baseline to compare with yet"
         in build_outcome([no_baseline], Settings(), warnings=[]).verdict
@@ -187,3 +187,20 @@ def test_a_matrix_leg_leaves_the_gate_to_the_merge_job_but_not_an_unreadable_bas
     leg = outcome_of(broken).model_copy(update={"shard": "2/4"})
     assert leg.exit_code is ExitCode.USAGE
     assert leg.failures == [Failure("PromptCanary: unreadable baseline", UNREADABLE)]
+
+
+def test_a_baseline_not_read_or_not_reached_is_never_called_no_baseline_yet() -> None:
+    no_baseline = drifted_pair(0.0).model_copy(update={"drift": None})
+    unreadable = no_baseline.model_copy(update={"baseline_error": "b.json: not valid JSON"})
+    unreachable = no_baseline.model_copy(
+        update={"baseline_error": "branch: cannot be fetched", "baseline_unreachable": True}
+    )
+    broken = build_outcome([unreadable], Settings(), warnings=[])
+    assert broken.verdict == "⚠️ Not compared: the baseline of 1 model run cannot be read"
+    assert broken.exit_code == 2
+    gone = build_outcome([unreachable, unreachable], Settings(), warnings=[])
+    assert gone.verdict.startswith(
+        "⚠️ Not compared: the baseline store could not be reached for 2 model runs"
+    )
+    assert gone.exit_code == 3 and gone.conclusion == "failure"
+    assert [f.title for f in gone.failures] == ["PromptCanary: baseline store unreachable"] * 2

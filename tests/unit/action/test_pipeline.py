@@ -239,7 +239,7 @@ def test_no_model_anywhere_names_both_fixes() -> None:
         ("never", False, 0, False, "update-baseline does not allow it for this event"),
         ("if_clean", False, 0, True, ""),
         ("if_clean", True, 0, False, "the run has regressions"),
-        ("if_clean", False, 2, False, "2 response(s) errored"),
+        ("if_clean", False, 2, False, "2 responses errored"),
     ],
 )
 def test_promotion_allowed(
@@ -324,7 +324,7 @@ def test_errored_responses_block_promotion_with_a_note() -> None:
     assert pair.error_count == 1
     assert pair.baseline_status is BaselineStatus.FOUND
     assert backend.saves == []
-    assert "The baseline was not updated: 1 response(s) errored." in pair.notes
+    assert "The baseline was not updated: 1 response errored." in pair.notes
 
 
 def test_always_promotes_even_with_regressions() -> None:

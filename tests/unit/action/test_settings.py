@@ -40,13 +40,22 @@ NUMBERS = [
     ("concurrency", "concurrency", "1", 1, "0", "must be an integer ≥ 1"),
     ("concurrency", "concurrency", "32", 32, "many", "must be an integer ≥ 1"),
     ("max-retries", "max_retries", "0", 0, "-1", "must be an integer ≥ 0"),
-    ("max-tokens", "max_tokens", "1", 1, "0", "must be an integer ≥ 1"),
+    ("max-tokens", "max_tokens", "1", 1, "0", "must be an integer ≥ 1 and ≤ 1000000"),
+    (
+        "max-tokens",
+        "max_tokens",
+        "1000000",
+        1_000_000,
+        "99999999999999999999999",
+        "must be an integer ≥ 1 and ≤ 1000000",
+    ),
     ("seed", "seed", "-7", -7, "0x1", "must be an integer"),
     ("baseline-max-age-days", "baseline_max_age_days", "0", 0, "-1", "must be an integer ≥ 0"),
     ("alpha", "alpha", "0.01", 0.01, "0", "must be a number > 0 and < 1"),
     ("alpha", "alpha", "0.99", 0.99, "1", "must be a number > 0 and < 1"),
-    ("timeout", "timeout", "0.5", 0.5, "0", "must be a number > 0"),
-    ("timeout", "timeout", "600", 600.0, "inf", "must be a number > 0"),
+    ("timeout", "timeout", "0.5", 0.5, "0", "must be a number of seconds > 0"),
+    ("timeout", "timeout", "600", 600.0, "inf", "must be a number of seconds > 0"),
+    ("timeout", "timeout", "1", 1.0, "nan", "must be a number of seconds > 0"),
     ("max-error-rate", "max_error_rate", "0", 0.0, "-0.1", "must be a number ≥ 0 and ≤ 1"),
     ("max-error-rate", "max_error_rate", "1", 1.0, "1.01", "must be a number ≥ 0 and ≤ 1"),
     ("regression-threshold", "regression_threshold", "0", 0.0, "2", "must be a number ≥ 0 and ≤ 1"),
@@ -407,3 +416,35 @@ def test_run_url_links_to_the_workflow_run() -> None:
 )
 def test_ref_branch(ref: str, branch: str | None) -> None:
     assert GitHubEnv(ref=ref).ref_branch == branch
+
+
+# A value each bounded run option refuses (RunOptions' rule), given as the workflow would.
+REFUSED_BY_RUN_OPTIONS = {
+    "temperature": "2.5",
+    "max_tokens": "1000001",
+    "samples": "1001",
+    "min_samples": "0",
+    "max_samples": "1001",
+    "baseline_pool": "101",
+    "concurrency": "0",
+    "timeout": "-1",
+    "max_retries": "-1",
+}
+
+
+def test_the_run_option_inputs_are_bounded_by_run_options_the_clis_rule() -> None:
+    from dataclasses import fields
+
+    from promptcanary.core.run.options import RunOptionError, RunOptions, option_rule
+
+    shared = {f.name for f in fields(RunOptions)} & {f.name for f in fields(Settings)}
+    # Every input that is a run option (but the unbounded seed and the shard, parsed apart).
+    assert shared - {"seed", "shard"} == set(REFUSED_BY_RUN_OPTIONS)
+    inputs = {attr: name for name, attr in Settings.input_fields().items()}
+    for attr, bad in REFUSED_BY_RUN_OPTIONS.items():
+        with pytest.raises(RunOptionError) as refused:  # the engine's own rule refuses it …
+            RunOptions(**{attr: Settings.__dataclass_fields__[attr].metadata["clean"]("x", bad)})
+        with pytest.raises(InputError) as caught:  # … and the input says so in its words
+            settings_with(inputs[attr], bad)
+        assert refused.value.field == attr
+        assert str(caught.value) == f"input '{inputs[attr]}': '{bad}' {option_rule(attr)}"

@@ -100,3 +100,31 @@ def test_run_options_refuse_what_the_action_refuses(option: str, value: float) -
     with pytest.raises(RunOptionError) as info:
         RunOptions(**{option: value})  # type: ignore[arg-type]
     assert info.value.field == option
+
+
+@pytest.mark.parametrize(
+    ("options", "field", "message"),
+    [
+        ({"temperature": 2.5}, "temperature", "temperature must be a number ≥ 0 and ≤ 2, got 2.5"),
+        ({"temperature": float("nan")}, "temperature", "must be a number ≥ 0 and ≤ 2, got nan"),
+        (
+            {"max_tokens": 99999999999999999999999},
+            "max_tokens",
+            "max_tokens must be an integer ≥ 1 and ≤ 1000000, got 99999999999999999999999",
+        ),
+        ({"samples": 0}, "samples", "samples must be auto or an integer ≥ 1 and ≤ 1000, got 0"),
+        ({"baseline_pool": 101}, "baseline_pool", "must be an integer ≥ 1 and ≤ 100, got 101"),
+        (
+            {"min_samples": 9, "max_samples": 4},
+            "min_samples",
+            "min_samples 9 is above max_samples 4",
+        ),
+    ],
+)
+def test_run_options_name_the_field_and_the_bound_of_every_refused_value(
+    options: dict[str, object], field: str, message: str
+) -> None:
+    with pytest.raises(RunOptionError) as info:
+        RunOptions(**options)  # type: ignore[arg-type]
+    assert info.value.field == field
+    assert message in str(info.value)

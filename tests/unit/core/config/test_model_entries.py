@@ -82,3 +82,18 @@ def test_a_bad_rpm_names_its_line_and_the_fix(tmp_path: Path, value: str) -> Non
     assert "'rpm' of model entry 'openai/x' must be a whole number of requests per minute" in (
         info.value.message
     )
+
+
+def test_max_tokens_above_the_cap_in_a_model_entry_is_an_error_naming_the_field(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(SuiteConfigError) as info:
+        load(tmp_path, "  - {model: openai/local, max_tokens: 99999999999999999999999}\n")
+    assert info.value.line == 7
+    assert info.value.message == (
+        "'max_tokens' of model entry 'openai/local' must be an integer ≥ 1 and ≤ 1000000, "
+        "got 99999999999999999999999"
+    )
+    assert load(tmp_path, "  - {model: openai/local, max_tokens: 1000000}\n")[0].params == {
+        "max_tokens": 1_000_000
+    }

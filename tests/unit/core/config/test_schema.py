@@ -573,10 +573,53 @@ def test_dict_source_has_no_line() -> None:
 def test_defaults_samples_above_the_cap_name_the_field_and_the_cap(tmp_path: Path) -> None:
     error = load_error(tmp_path, SPEC_EXAMPLE + "defaults:\n  samples: 1000000\n")
     assert error.line == 14
-    assert "from 1 to 1000, got 1000000" in error.message
+    assert "≥ 1 and ≤ 1000, got 1000000" in error.message
 
 
 def test_unknown_probe_type_points_to_probe_module_and_probe_modules(tmp_path: Path) -> None:
     error = load_error(tmp_path, SPEC_EXAMPLE.replace("type: json_validity", "type: my_probe"))
     assert "--probe-module" in str(error)
     assert "probe-modules" in str(error)
+
+
+def test_a_misspelt_text_key_gets_did_you_mean_text_with_its_line(tmp_path: Path) -> None:
+    # The prompt's `id:` comes first: the missing 'text' would be reported on the id's line.
+    error = load_error(
+        tmp_path,
+        """
+        name: typo
+        prompts:
+          - id: greet
+            txt: Say hello.
+            probes: [{type: json_validity}]
+        """,
+    )
+    assert (error.line, error.column) == (4, 5)
+    assert error.message == "unknown key 'txt' in prompt 1; did you mean 'text'?"
+
+
+def test_a_missing_text_without_a_misspelling_is_still_named(tmp_path: Path) -> None:
+    error = load_error(
+        tmp_path,
+        """
+        name: typo
+        prompts:
+          - id: greet
+            probes: [{type: json_validity}]
+        """,
+    )
+    assert error.message.startswith("missing required key 'text'")
+
+
+def test_max_tokens_above_the_cap_is_refused_in_defaults_naming_the_field(tmp_path: Path) -> None:
+    error = load_error(
+        tmp_path,
+        """
+        name: big
+        defaults: {max_tokens: 99999999999999999999999}
+        prompts:
+          - {id: a, text: Hi., probes: [{type: json_validity}]}
+        """,
+    )
+    assert error.line == 2
+    assert error.message == "'max_tokens' must be at most 1000000, got 99999999999999999999999"

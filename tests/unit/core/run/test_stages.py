@@ -95,6 +95,6 @@ def test_each_stage_says_what_it_asked() -> None:
     lines = [
         line for line in stream.getvalue().splitlines() if line.startswith("promptcanary: stage")
     ]
-    assert lines[0].startswith("promptcanary: stage 1: 12 request(s), 12 so far;")
+    assert lines[0].startswith("promptcanary: stage 1: 12 requests, 12 so far;")
     assert len(lines) >= 2
     assert "ok" not in stream.getvalue() and "bad" not in stream.getvalue()

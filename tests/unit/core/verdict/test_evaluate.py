@@ -107,7 +107,7 @@ def test_regressions_fail_the_gate_and_block_promotion_with_a_note() -> None:
     ("rule", "reason"),
     [
         ("always", "1 of 2 responses errored, above max-error-rate 0.2"),
-        ("if_clean", "1 response(s) errored"),
+        ("if_clean", "1 response errored"),
     ],
 )
 def test_an_untrustworthy_run_is_never_promoted(rule: PromotionRule, reason: str) -> None:

@@ -1,7 +1,10 @@
-"""Where one (suite, model) pair's files sit inside any baseline store.
+"""Where one (suite, model) pair's files sit inside any of the action's baseline stores.
 
-Every backend uses the same layout, ``<suite-slug>/<model-slug>/baseline.json`` plus
-``history.jsonl`` next to it, so a baseline can be moved between stores by copying a folder.
+Every backend of the action (data branch, artifact, ``baseline: path``) uses the same layout,
+``<suite-slug>/<model-slug>/baseline.json`` plus ``history.jsonl`` next to it, so a baseline can
+be moved between stores by copying a folder. The CLI reads it too: ``baseline: path`` writes into
+``.promptcanary/baselines``, the CLI's own folder, so ``promptcanary run`` decides against what the
+action committed there.
 """
 
 from __future__ import annotations
