@@ -183,6 +183,9 @@ class LLMResponse(BaseModel):
     truncated_from: int | None = None
     """The text's length in characters when ``content`` holds only its first part (stored
     responses are kept to :data:`MAX_STORED_RESPONSE_CHARS`); ``None`` when kept whole."""
+    embedding: str | None = None
+    """The answer's vector when the suite compares meaning (``semantic_drift:``), encoded by
+    :mod:`promptcanary.core.vectors`; the run's provenance names the embedding model."""
 
     @property
     def errored(self) -> bool:
@@ -359,6 +362,18 @@ class PoolEntry(BaseModel):
     """prompt id → probe key → summary."""
 
 
+class EmbeddingInfo(BaseModel):
+    """The embedding model behind a run's answer vectors, and its answer to a fixed text."""
+
+    model_id: str
+    dimension: int
+    check: str = ""
+    """The vector of :data:`promptcanary.core.vectors.CHECK_TEXT`, encoded: a model that now
+    returns other vectors for the same text is not compared with its old vectors."""
+    errors: list[str] = Field(default_factory=list)
+    """The distinct reasons answers (or the check text) got no vector, first ones first."""
+
+
 class Provenance(BaseModel):
     """Where a run came from: enough to tell whether two runs are comparable."""
 
@@ -374,12 +389,30 @@ class Provenance(BaseModel):
     adaptive: AdaptiveSampling | None = None
     """Set for a ``samples: auto`` run; ``samples`` is then the most answers any prompt got."""
     shard: str | None = None
+    embedding: EmbeddingInfo | None = None
+    """Set when the answers carry vectors (``semantic_drift:``)."""
     """``i/n`` when the run answered one shard of the suite (see ``promptcanary.core.run.shards``);
     ``None`` for a whole run, also one merged from shards."""
 
 
 def _mean(values: list[float], empty: float = 1.0) -> float:
     return sum(values) / len(values) if values else empty
+
+
+class ServiceUsage(BaseModel):
+    """What one answer service (embeddings, a judge) cost a run, counted apart from the model's."""
+
+    service: str
+    model_id: str
+    requests: int = 0
+    """Requests sent, retries included."""
+    items: int = 0
+    """Distinct inputs served (equal content is sent once per run)."""
+    tokens: int = 0
+    cost_usd: float | None = None
+    """``None`` when the service's price is unknown."""
+    errors: int = 0
+    """Inputs that could not be served after their retries."""
 
 
 class CanaryRunResult(BaseModel):
@@ -396,6 +429,8 @@ class CanaryRunResult(BaseModel):
     started_at: datetime = Field(default_factory=_utcnow)
     finished_at: datetime | None = None
     provenance: Provenance = Field(default_factory=Provenance)
+    services: list[ServiceUsage] = Field(default_factory=list)
+    """The answer services the run used (embeddings, judges), each counted apart."""
     incomplete: str | None = None
     """Why the run stopped before every prompt was answered (e.g. the job was cancelled); the
     unanswered ones are errored responses. ``None`` for a complete run."""

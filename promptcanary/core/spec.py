@@ -130,6 +130,31 @@ class RunDefaults:
     max_samples: int | None = None
 
 
+DEFAULT_MIN_SHIFT = 0.05
+"""``semantic_drift: min_shift`` by default (see docs/statistics.md, "Meaning")."""
+
+
+@dataclass(frozen=True)
+class SemanticDriftSpec:
+    """The suite's ``semantic_drift:``: compare the meaning of today's answers with the pooled
+    baseline answers, in the space of ``embedding_model``."""
+
+    embedding_model: str
+    api_base: str | None = None
+    apply_to_tags: tuple[str, ...] = ()
+    """Only prompts carrying one of these tags; empty: every prompt."""
+    min_shift: float = DEFAULT_MIN_SHIFT
+    """The smallest centroid shift (cosine scale) that counts as a change of meaning."""
+
+    def applies_to(self, prompt: CanaryPrompt) -> bool:
+        return not self.apply_to_tags or bool(set(self.apply_to_tags) & set(prompt.tags))
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The embedding model's call parameters."""
+        return {"api_base": self.api_base} if self.api_base else {}
+
+
 class SuiteError(ValueError):
     """A suite that cannot be built (duplicate ids or keys, no prompts, no probes)."""
 
@@ -161,6 +186,7 @@ class SuiteSpec:
         defaults: RunDefaults | None = None,
         source_file: str | None = None,
         prompt_lines: dict[str, int] | None = None,
+        semantic_drift: SemanticDriftSpec | None = None,
     ) -> None:
         if not prompts:
             raise SuiteError("CanarySuite requires at least one prompt.")
@@ -178,6 +204,7 @@ class SuiteSpec:
         self.defaults = defaults or RunDefaults()
         self.source_file = source_file
         self.prompt_lines = dict(prompt_lines or {})
+        self.semantic_drift = semantic_drift
         self._check_identities()
 
     def _check_identities(self) -> None:
@@ -201,6 +228,10 @@ class SuiteSpec:
     def bindings_for(self, prompt: CanaryPrompt) -> list[ProbeBinding]:
         """The probe entries that score ``prompt``: suite-wide ones first, then its own."""
         return [b for b in self.bindings if b.applies_to(prompt)]
+
+    def compares_meaning(self, prompt: CanaryPrompt) -> bool:
+        """Whether ``semantic_drift:`` compares the meaning of ``prompt``'s answers."""
+        return self.semantic_drift is not None and self.semantic_drift.applies_to(prompt)
 
     def system_prompt_for(self, prompt: CanaryPrompt) -> str | None:
         return prompt.system_prompt or self.default_system_prompt

@@ -30,6 +30,8 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.core.redact import redact_params
+from promptcanary.core.run.answer_phase import AnswerPhase, AnswerService
+from promptcanary.core.run.meaning import embedding_info, stage_requests, with_vectors
 from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.progress import RunProgress
 from promptcanary.core.run.provider import BaseLLMProvider
@@ -58,11 +60,14 @@ def run_suite_blocking(
     options: RunOptions,
     *,
     baseline: Baseline | None = None,
+    services: Sequence[AnswerService] = (),
 ) -> CanaryRunResult:
     """:func:`run_suite` for synchronous callers, inside or outside a running event loop."""
 
     def run_in_new_loop() -> CanaryRunResult:
-        return asyncio.run(run_suite(suite, provider, options, baseline=baseline))
+        return asyncio.run(
+            run_suite(suite, provider, options, baseline=baseline, services=services)
+        )
 
     try:
         asyncio.get_running_loop()
@@ -84,9 +89,12 @@ async def run_suite(
     rng: random.Random | None = None,
     progress_stream: TextIO | None = None,
     stop: asyncio.Event | None = None,
+    services: Sequence[AnswerService] = (),
 ) -> CanaryRunResult:
     """Run every prompt of ``suite`` against ``provider``, score the answers, return the run.
 
+    ``services`` (an embedding model, …) serve the answer phase of each stage (see
+    :mod:`promptcanary.core.run.answer_phase`), each counted in the run's ``services``.
     ``options`` override the suite's ``defaults:``, which override the provider's configuration.
     With ``samples: auto`` the answers come in stages decided against ``baseline`` (a snapshot,
     whose stored pool counts, or a list of snapshots, newest first); without a baseline every
@@ -103,14 +111,16 @@ async def run_suite(
     run_provider = provider.with_config(config) if config != provider.config else provider
     run_provider.check_environment()
     session = RunSession(suite, run_provider, options, sleep=sleep, rng=rng)
+    phase = _answer_phase(services, options, sleep, rng)
     # A matrix leg answers its shard only; the run still records the whole suite's hashes.
     prompts = options.shard.select(suite.prompts) if options.shard else suite.prompts
     started_at = datetime.now(UTC)
-    asking = _Asking(session, suite, prompts, options, progress_stream, stop)
+    asking = _Asking(session, suite, prompts, options, progress_stream, stop, phase)
     try:
         responses, results, record = await _answer(asking, baseline)
     finally:
         await session.aclose()
+        await phase.aclose()
     finished_at = datetime.now(UTC)
     kept = [response.bounded() for response in responses]  # what is stored
     if options.record is not None:
@@ -122,8 +132,30 @@ async def run_suite(
         llm_responses=kept,
         started_at=started_at,
         finished_at=finished_at,
-        provenance=provenance(suite, options, record, responses),
+        provenance=provenance(suite, options, record, responses).model_copy(
+            update={"embedding": embedding_info(suite, responses, phase.served)}
+        ),
+        services=phase.usage(),
         incomplete=STOPPED_ERROR if stop is not None and stop.is_set() else None,
+    )
+
+
+def _answer_phase(
+    services: Sequence[AnswerService],
+    options: RunOptions,
+    sleep: Sleep,
+    rng: random.Random | None,
+) -> AnswerPhase:
+    """The run's answer phase: its services, within the run's concurrency, timeout and retries."""
+    for service in services:
+        service.check_environment()
+    return AnswerPhase.of(
+        services,
+        concurrency=options.concurrency,
+        timeout=options.timeout,
+        max_retries=options.max_retries,
+        sleep=sleep,
+        rng=rng or random.Random(),
     )
 
 
@@ -138,12 +170,22 @@ class _Asking:
     options: RunOptions
     stream: TextIO | None
     stop: asyncio.Event | None
+    phase: AnswerPhase
 
     async def answer(self, jobs: Iterable[Job], progress: RunProgress) -> list[LLMResponse]:
         try:
             return await self.session.answer(jobs, progress, stop=self.stop)
         finally:
             progress.finish()
+
+    async def scored(
+        self, responses: list[LLMResponse]
+    ) -> tuple[list[LLMResponse], list[ProbeResult]]:
+        """The answer phase, then scoring: the answers (with their vectors) and their results."""
+        requests = stage_requests(self.suite, responses)
+        served = await self.phase.serve(requests) if requests else self.phase.served
+        responses = with_vectors(self.suite, responses, served)
+        return responses, score_responses(self.suite, responses, served)
 
 
 async def _answer(
@@ -156,8 +198,8 @@ async def _answer(
         jobs = plan(asking.prompts, options.sample_count)
         total = len(asking.prompts) * options.sample_count
         progress = RunProgress(total, stream=asking.stream, enabled=options.show_progress)
-        responses = await asking.answer(jobs, progress)
-        return responses, score_responses(asking.suite, responses), None
+        responses, results = await asking.scored(await asking.answer(jobs, progress))
+        return responses, results, None
     answers = await answer_adaptive(asking, baseline)
     return answers.responses, answers.results, answers.record
 
@@ -232,9 +274,9 @@ async def answer_adaptive(asking: _Asking, baseline: Baseline | None) -> Adaptiv
             enabled=bar and stage == 1,  # later stages print a line each
             label=f"promptcanary stage {stage}",
         )
-        new = await asking.answer(jobs, progress)
+        new, scored = await asking.scored(await asking.answer(jobs, progress))
         responses.extend(new)
-        results.extend(score_responses(suite, new))
+        results.extend(scored)
         asked.update(targets)
         targets = {} if stop is not None and stop.is_set() else sequencer.look(results, responses)
         if bar:

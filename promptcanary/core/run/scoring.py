@@ -10,13 +10,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from promptcanary.core.models import BaselineSnapshot, CanaryPrompt, LLMResponse, ProbeResult
+from promptcanary.core.probes.served import Served, ServedProbe
 from promptcanary.core.spec import ProbeBinding, SuiteSpec
 
 
 def score_response(
-    bindings: Iterable[ProbeBinding], prompt: CanaryPrompt, response: LLMResponse
+    bindings: Iterable[ProbeBinding],
+    prompt: CanaryPrompt,
+    response: LLMResponse,
+    served: Served | None = None,
 ) -> list[ProbeResult]:
-    """Apply each binding's probe to one response, keyed and numbered by its sample."""
+    """Apply each binding's probe to one response, keyed and numbered by its sample.
+
+    ``served``: what the answer phase produced (a :class:`ServedProbe` reads it; without it such
+    a probe's results are errored)."""
     results: list[ProbeResult] = []
     for binding in bindings:
         update: dict[str, object] = {"probe_key": binding.key, "sample": response.sample}
@@ -27,15 +34,20 @@ def score_response(
             )
             update["errored"] = True
         else:
-            result = _evaluate(binding, prompt, response)
+            result = _evaluate(binding, prompt, response, served or {})
         results.append(result.model_copy(update=update))
     return results
 
 
-def _evaluate(binding: ProbeBinding, prompt: CanaryPrompt, response: LLMResponse) -> ProbeResult:
+def _evaluate(
+    binding: ProbeBinding, prompt: CanaryPrompt, response: LLMResponse, served: Served
+) -> ProbeResult:
     probe = binding.probe
     try:
-        result = probe.evaluate(prompt, response)
+        if isinstance(probe, ServedProbe):
+            result = probe.evaluate_served(prompt, response, served)
+        else:
+            result = probe.evaluate(prompt, response)
         if not isinstance(result, ProbeResult):
             raise TypeError(f"evaluate() returned {type(result).__name__}, not ProbeResult")
     except Exception as exc:  # a user's probe may raise anything; it must not end the run
@@ -49,12 +61,16 @@ def _evaluate(binding: ProbeBinding, prompt: CanaryPrompt, response: LLMResponse
     return result
 
 
-def score(suite: SuiteSpec, prompt: CanaryPrompt, response: LLMResponse) -> list[ProbeResult]:
+def score(
+    suite: SuiteSpec, prompt: CanaryPrompt, response: LLMResponse, served: Served | None = None
+) -> list[ProbeResult]:
     """Every probe of ``suite`` that applies to ``prompt``, on one response."""
-    return score_response(suite.bindings_for(prompt), prompt, response)
+    return score_response(suite.bindings_for(prompt), prompt, response, served)
 
 
-def score_responses(suite: SuiteSpec, responses: Iterable[LLMResponse]) -> list[ProbeResult]:
+def score_responses(
+    suite: SuiteSpec, responses: Iterable[LLMResponse], served: Served | None = None
+) -> list[ProbeResult]:
     """Every response scored by ``suite``, in the responses' order.
 
     Responses to prompts the suite no longer has are skipped: a comparison lists them as removed.
@@ -64,7 +80,7 @@ def score_responses(suite: SuiteSpec, responses: Iterable[LLMResponse]) -> list[
     for response in responses:
         prompt = prompts.get(response.prompt_id)
         if prompt is not None:
-            results.extend(score(suite, prompt, response))
+            results.extend(score(suite, prompt, response, served))
     return results
 
 
