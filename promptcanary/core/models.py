@@ -374,6 +374,50 @@ class EmbeddingInfo(BaseModel):
     """The distinct reasons answers (or the check text) got no vector, first ones first."""
 
 
+DEFAULT_JUDGE_TOLERANCE = 0.35
+"""``judge: tolerance`` by default: the share of the canaries' verdicts that may disagree with
+their expected verdict before a run's judged comparisons are inconclusive (bench/judge_drift.py
+measures the error rates at this value)."""
+
+
+class JudgeCheckResult(BaseModel):
+    """One of the judge's own canaries (``judge_checks:``) on this run: what was expected, what
+    the judge said on each vote, and why it could not say (errors)."""
+
+    index: int
+    expected: str
+    verdicts: list[str] = Field(default_factory=list)
+    """``pass``/``fail`` per vote answered; votes that errored are left out."""
+    errors: list[str] = Field(default_factory=list)
+
+    @property
+    def disagreements(self) -> int:
+        return sum(1 for v in self.verdicts if v != self.expected)
+
+
+class JudgeInfo(BaseModel):
+    """The judge behind a run's judged results: the models and fingerprints it answered with,
+    its canaries' results, and how many verdicts the request cap left unasked."""
+
+    models: list[str] = Field(default_factory=list)
+    """The judge model ids as the judge's answers named them (sorted)."""
+    fingerprints: list[str] = Field(default_factory=list)
+    """The ``system_fingerprint`` s the judge's answers carried (sorted; empty when none)."""
+    checks: list[JudgeCheckResult] = Field(default_factory=list)
+    tolerance: float = DEFAULT_JUDGE_TOLERANCE
+    """The largest share of canary verdicts that may disagree with their expected verdict."""
+    capped: int = 0
+    """Judge requests not sent because ``max-judge-requests`` was reached."""
+
+    @property
+    def votes(self) -> int:
+        return sum(len(c.verdicts) for c in self.checks)
+
+    @property
+    def disagreements(self) -> int:
+        return sum(c.disagreements for c in self.checks)
+
+
 class Provenance(BaseModel):
     """Where a run came from: enough to tell whether two runs are comparable."""
 
@@ -391,6 +435,8 @@ class Provenance(BaseModel):
     shard: str | None = None
     embedding: EmbeddingInfo | None = None
     """Set when the answers carry vectors (``semantic_drift:``)."""
+    judge: JudgeInfo | None = None
+    """Set when the suite judges answers with an LLM (``llm_judge`` probes, ``judge_checks:``)."""
     """``i/n`` when the run answered one shard of the suite (see ``promptcanary.core.run.shards``);
     ``None`` for a whole run, also one merged from shards."""
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from promptcanary.core.models import CanaryPrompt
+from promptcanary.core.models import DEFAULT_JUDGE_TOLERANCE, CanaryPrompt
 from promptcanary.core.probes.base import BaseProbe
 
 
@@ -155,6 +155,36 @@ class SemanticDriftSpec:
         return {"api_base": self.api_base} if self.api_base else {}
 
 
+DEFAULT_CHECK_VOTES = 5
+"""``judge: check_votes`` by default: how many times each canary is asked (distinct seeds)."""
+
+
+@dataclass(frozen=True)
+class JudgeCheck:
+    """One of ``judge_checks:``: a fixed case whose verdict the judge must keep giving."""
+
+    prompt: str
+    answer: str
+    expected: Literal["pass", "fail"]
+    rubric: str
+    context: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """The suite's ``judge:`` block: the defaults of its ``llm_judge`` probes, the request cap and
+    the judge's own canaries (``judge_checks:``)."""
+
+    model: str
+    api_base: str | None = None
+    judge_samples: int = 1
+    max_requests: int | None = None
+    """Judge requests one run may send (the action's ``max-judge-requests`` overrides it)."""
+    tolerance: float = DEFAULT_JUDGE_TOLERANCE
+    check_votes: int = DEFAULT_CHECK_VOTES
+    checks: tuple[JudgeCheck, ...] = ()
+
+
 class SuiteError(ValueError):
     """A suite that cannot be built (duplicate ids or keys, no prompts, no probes)."""
 
@@ -187,6 +217,7 @@ class SuiteSpec:
         source_file: str | None = None,
         prompt_lines: dict[str, int] | None = None,
         semantic_drift: SemanticDriftSpec | None = None,
+        judge: JudgeSpec | None = None,
     ) -> None:
         if not prompts:
             raise SuiteError("CanarySuite requires at least one prompt.")
@@ -205,6 +236,7 @@ class SuiteSpec:
         self.source_file = source_file
         self.prompt_lines = dict(prompt_lines or {})
         self.semantic_drift = semantic_drift
+        self.judge = judge
         self._check_identities()
 
     def _check_identities(self) -> None:

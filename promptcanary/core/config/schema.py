@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -31,13 +31,17 @@ from promptcanary.core.config.source import (
     parse_yaml,
     read_suite_file,
 )
-from promptcanary.core.models import CanaryPrompt, default_prompt_id
+from promptcanary.core.models import DEFAULT_JUDGE_TOLERANCE, CanaryPrompt, default_prompt_id
 from promptcanary.core.probes import BaseProbe, ProbeRegistry
+from promptcanary.core.probes.llm_judge import MAX_JUDGE_SAMPLES, LLMJudgeProbe
 from promptcanary.core.probes.registry import ProbeClass, registry_or_active
 from promptcanary.core.run.options import samples_problem
 from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.spec import (
+    DEFAULT_CHECK_VOTES,
     MODEL_KEYS,
+    JudgeCheck,
+    JudgeSpec,
     ModelSpec,
     ProbeBinding,
     RunDefaults,
@@ -137,6 +141,23 @@ class _PromptDoc(_Doc):
         return value
 
 
+class _JudgeDoc(_Doc):
+    model: str = Field(min_length=1)
+    api_base: str | None = None
+    judge_samples: int = Field(default=1, ge=1, le=MAX_JUDGE_SAMPLES)
+    max_requests: int | None = Field(default=None, ge=1)
+    tolerance: float = Field(default=DEFAULT_JUDGE_TOLERANCE, ge=0, le=1)
+    check_votes: int = Field(default=DEFAULT_CHECK_VOTES, ge=1, le=MAX_JUDGE_SAMPLES)
+
+
+class _JudgeCheckDoc(_Doc):
+    prompt: str = Field(min_length=1)
+    answer: str
+    expected: Literal["pass", "fail"]
+    rubric: str = Field(min_length=1)
+    context: str | None = None
+
+
 class _SuiteDoc(_Doc):
     name: str = Field(min_length=1)
     description: str = ""
@@ -146,6 +167,8 @@ class _SuiteDoc(_Doc):
     defaults: _DefaultsDoc | None = None
     probes: list[dict[str, Any]] = Field(default_factory=list)
     prompts: list[_PromptDoc] = Field(default_factory=list)
+    judge: _JudgeDoc | None = None
+    judge_checks: list[_JudgeCheckDoc] = Field(default_factory=list)
 
 
 SUITE_KEYS: tuple[str, ...] = tuple(_SuiteDoc.model_fields)
@@ -217,7 +240,12 @@ def _where(loc: Loc) -> str:
     if isinstance(last, str):
         return repr(last) if len(loc) == 1 else f"{last!r} of {_where(loc[:-1])}"
     parent = loc[-2] if len(loc) >= 2 else ""
-    names = {"prompts": "prompt", "probes": "probe entry", "models": "model entry"}
+    names = {
+        "prompts": "prompt",
+        "probes": "probe entry",
+        "models": "model entry",
+        "judge_checks": "judge check",
+    }
     text = f"{names.get(str(parent), f'{parent!r} item')} {last + 1}"
     return text if len(loc) <= 2 else f"{text} of {_where(loc[:-2])}"
 
@@ -229,6 +257,8 @@ def _keys_of(owner: Loc) -> tuple[str, ...]:
         ("prompts",): PROMPT_KEYS,
         ("defaults",): DEFAULTS_KEYS,
         ("probes", "apply_to"): APPLY_TO_KEYS,
+        ("judge",): tuple(_JudgeDoc.model_fields),
+        ("judge_checks",): tuple(_JudgeCheckDoc.model_fields),
     }
     return known.get(names, ())
 
@@ -285,6 +315,7 @@ def _build_probe(
     registry: ProbeRegistry,
     *,
     prompt_id: str | None,
+    judge: JudgeSpec | None = None,
 ) -> _ProbeEntry:
     probe_type = entry.get("type")
     if "type" not in entry:
@@ -306,6 +337,11 @@ def _build_probe(
         )
     tags = _apply_to_tags(entry, loc, context, per_prompt=prompt_id is not None)
     params = {k: v for k, v in entry.items() if k not in PROBE_ENTRY_KEYS}
+    if probe_type == LLMJudgeProbe.probe_id and judge is not None:
+        # The suite's `judge:` block is the default of every judge probe's own keys.
+        params.setdefault("judge_model", judge.model)
+        params.setdefault("api_base", judge.api_base)
+        params.setdefault("judge_samples", judge.judge_samples)
     probe = _construct(registry.get(probe_type), probe_type, params, loc, context)
     key = probe_key_for(probe, explicit_id)
     binding = ProbeBinding(probe, key, prompt_id, tags, context.line(loc))
@@ -464,6 +500,7 @@ def _build(
             "empty suite: no prompts", ("prompts",), key=True, hint="add a `prompts:` list"
         )
     prompts, prompt_lines = _prompts(doc, context)
+    judge = _judge(doc, context)
     entries = [
         _build_probe(
             entry,
@@ -471,6 +508,7 @@ def _build(
             context,
             registry_or_active(registry),
             prompt_id=prompt_id,
+            judge=judge,
         )
         for loc, (entry, prompt_id) in _iter_probe_entries(doc, prompts)
     ]
@@ -497,6 +535,7 @@ def _build(
             defaults=defaults,
             source_file=context.source,
             prompt_lines=prompt_lines,
+            judge=judge,
         )
     except SuiteError as exc:  # our own checks above should have caught it with a line
         raise context.error(str(exc)) from None
@@ -507,6 +546,21 @@ def _build(
         if e.binding.prompt_id is None and not e.binding.apply_to_tags
     ]
     return suite
+
+
+def _judge(doc: _SuiteDoc, context: SourceMap) -> JudgeSpec | None:
+    """The `judge:` block with its canaries (`judge_checks:` needs the block's model)."""
+    if doc.judge is None:
+        if doc.judge_checks:
+            raise context.error(
+                "'judge_checks' needs a `judge:` block naming the judge model",
+                ("judge_checks",),
+                key=True,
+                hint="e.g. `judge: {model: openai/gpt-4o-mini}`",
+            )
+        return None
+    checks = tuple(JudgeCheck(**c.model_dump()) for c in doc.judge_checks)
+    return JudgeSpec(**doc.judge.model_dump(), checks=checks)
 
 
 def _prompts(doc: _SuiteDoc, context: SourceMap) -> tuple[list[CanaryPrompt], dict[str, int]]:

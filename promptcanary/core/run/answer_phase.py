@@ -36,6 +36,9 @@ class ServiceBatch:
     outputs: Sequence[Any]
     tokens: int | None = None
     cost_usd: float | None = None
+    requests: int = 1
+    """Requests the batch sent: 0 when the service answered without one (a judge's cached
+    verdict, a request cap), so the usage counts only what was sent."""
 
 
 class AnswerService(abc.ABC):
@@ -153,10 +156,12 @@ class AnswerPhase:
         while True:
             tally.requests += 1
             try:
-                return await asyncio.wait_for(
+                batch = await asyncio.wait_for(
                     service.serve(payloads, timeout=self.timeout),
                     self.timeout + timeout_slack(self.timeout),
                 )
+                tally.requests += batch.requests - 1  # counted above as one sent
+                return batch
             except ProviderError as exc:
                 error = exc
             except TimeoutError:

@@ -31,6 +31,8 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.redact import redact_params
 from promptcanary.core.run.answer_phase import AnswerPhase, AnswerService
+from promptcanary.core.run.judge import JudgeService
+from promptcanary.core.run.judging import canary_requests, judge_info
 from promptcanary.core.run.meaning import embedding_info, stage_requests, with_vectors
 from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.progress import RunProgress
@@ -132,8 +134,8 @@ async def run_suite(
         llm_responses=kept,
         started_at=started_at,
         finished_at=finished_at,
-        provenance=provenance(suite, options, record, responses).model_copy(
-            update={"embedding": embedding_info(suite, responses, phase.served)}
+        provenance=_served_provenance(
+            provenance(suite, options, record, responses), suite, responses, phase
         ),
         services=phase.usage(),
         incomplete=STOPPED_ERROR if stop is not None and stop.is_set() else None,
@@ -156,6 +158,20 @@ def _answer_phase(
         max_retries=options.max_retries,
         sleep=sleep,
         rng=rng or random.Random(),
+    )
+
+
+def _served_provenance(
+    base: Provenance, suite: SuiteSpec, responses: Sequence[LLMResponse], phase: AnswerPhase
+) -> Provenance:
+    """``base`` with what the answer services add: the embedding model, the judge."""
+    judge = next((s for s in phase.services.values() if isinstance(s, JudgeService)), None)
+    capped = judge.capped if judge is not None else 0  # requests the judge's cap refused
+    return base.model_copy(
+        update={
+            "embedding": embedding_info(suite, responses, phase.served),
+            "judge": judge_info(suite, phase.served, capped),
+        }
     )
 
 
@@ -182,7 +198,8 @@ class _Asking:
         self, responses: list[LLMResponse]
     ) -> tuple[list[LLMResponse], list[ProbeResult]]:
         """The answer phase, then scoring: the answers (with their vectors) and their results."""
-        requests = stage_requests(self.suite, responses)
+        # The judge's canaries ride with the first stage (later stages find them served).
+        requests = stage_requests(self.suite, responses) + canary_requests(self.suite)
         served = await self.phase.serve(requests) if requests else self.phase.served
         responses = with_vectors(self.suite, responses, served)
         return responses, score_responses(self.suite, responses, served)
