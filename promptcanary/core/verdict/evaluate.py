@@ -32,6 +32,7 @@ from promptcanary.core.verdict.gate import (
     gate_failed,
     untrustworthy,
 )
+from promptcanary.core.verdict.judging import capped_note, judge_change, judged_inconclusive
 from promptcanary.core.verdict.usage import (
     CostLookup,
     UsageComparison,
@@ -114,6 +115,9 @@ class Evaluation:
     """Regressions of ``drift`` that ``approval`` covers (still flagged in ``drift``)."""
     approval: Approval | None = None
     """The policy's approval when it covered at least one regression of this run."""
+    judge_changed: str | None = None
+    """Why the run's LLM judge is not the baseline's (its judged comparisons are then
+    inconclusive and the run is not promoted); ``None`` when it is the same or there is none."""
 
     def snapshot(self, pool_size: int = DEFAULT_POOL) -> BaselineSnapshot:
         """The run as the baseline it may become: the pool of the last ``pool_size`` promoted
@@ -295,9 +299,21 @@ def decide(
     ``usage`` is the run's usage as measured with its comparison (None: not measured, so no
     usage gate); ``baseline`` dates the staleness note with ``now`` (none when either is omitted).
     """
+    # A judge that changed since the baseline cannot tell what the model did: its comparisons
+    # are inconclusive, not regressions, and the run is not promoted (core/verdict/judging.py).
+    changed_judge = judge_change(run, baseline)
+    if changed_judge is not None:
+        drift = judged_inconclusive(drift, changed_judge)
     approved, gated = _apply_approval(drift, policy.approval)
     findings, notes = usage_findings(usage, policy.usage_limits) if usage else ([], [])
     rule = decide_promotion(run, gated, policy, tuple(findings))
+    if changed_judge is not None:
+        notes.append(f"Judged comparisons are inconclusive: the judge changed ({changed_judge}).")
+        if rule.allowed:
+            rule = Promotion(False, "the judge changed since the baseline")
+    capped = capped_note(run)
+    if capped:
+        notes.append(capped)
     if baseline is not None and now is not None:
         stale = age_note(baseline, now, policy.baseline_max_age_days)
         if stale:
@@ -320,4 +336,5 @@ def decide(
         usage_findings=tuple(findings),
         approved=tuple(approved),
         approval=policy.approval if approved else None,
+        judge_changed=changed_judge,
     )
