@@ -16,7 +16,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pydantic import ValidationError
 
@@ -53,6 +53,9 @@ from promptcanary.core.verdict.evaluate import (
 )
 from promptcanary.core.verdict.gate import DEFAULT_FAIL_ON, DEFAULT_MAX_ERROR_RATE, FAIL_ON
 from promptcanary.storage.base import BaselineFileError
+
+if TYPE_CHECKING:
+    from promptcanary.core.run.answer_phase import AnswerService
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_UNTRUSTED = 0, 1, 2, 3
 DEFAULT_BASELINE_DIR = ".promptcanary/baselines"
@@ -216,7 +219,10 @@ def _run_one(
     spec, provider = model
     record = _per_model(args.record, spec.model, several) if args.record else None
     baseline = _given_baseline(args)
-    run = run_suite_blocking(suite, provider, _run_options(args, record), baseline=baseline)
+    services = _judge_services(suite, Path(args.config).parent, baseline)
+    run = run_suite_blocking(
+        suite, provider, _run_options(args, record), baseline=baseline, services=services
+    )
     print(format_run(run), file=out)
     if args.output_json:
         target = _per_model(args.output_json, spec.model, several)
@@ -232,6 +238,22 @@ def _run_one(
     if evaluation.drift is not None:
         print(format_drift(evaluation.drift), file=out)
     return evaluation
+
+
+def _judge_services(
+    suite: SuiteSpec, folder: Path, baseline: BaselineSnapshot | None
+) -> list[AnswerService]:
+    """The LLM judge the suite names (``llm_judge`` probes, ``judge_checks:``), through LiteLLM."""
+    from promptcanary.core.run.judge import judge_services
+    from promptcanary.providers.factory import make_provider
+    from promptcanary.providers.litellm import cost_usd
+
+    return judge_services(
+        suite,
+        lambda model, params: make_provider(model, params, base_dir=folder),
+        baseline=baseline,
+        cost=cost_usd,
+    )
 
 
 def _given_baseline(args: argparse.Namespace) -> BaselineSnapshot | None:

@@ -148,6 +148,10 @@ class LLMJudgeProbe(ServedProbe):
     def judge_model(self) -> str:
         return self._judge_model
 
+    @property
+    def api_base(self) -> str | None:
+        return self._api_base
+
     def params(self) -> dict[str, Any]:
         # The judge model stays out of the key (module doc); empty defaults stay out too, so a
         # plain rubric probe keys on its rubric alone.

@@ -40,8 +40,9 @@ from promptcanary.core.run.judge_prompt import (
     response_format,
     rubric_message,
 )
+from promptcanary.core.run.judging import judge_endpoints, judges
 from promptcanary.core.run.provider import BaseLLMProvider
-from promptcanary.core.spec import stable_hash
+from promptcanary.core.spec import SuiteSpec, stable_hash
 
 DEFAULT_JUDGE_SEED = 42
 JUDGE_MAX_TOKENS = 256
@@ -91,6 +92,32 @@ def reference_answers(baseline: BaselineSnapshot | None) -> dict[str, list[str]]
     return out
 
 
+def judge_services(
+    suite: SuiteSpec,
+    provider_for: JudgeProviderFactory,
+    *,
+    baseline: BaselineSnapshot | None = None,
+    cache: JudgeCache | None = None,
+    max_requests: int | None = None,
+    cost: CostLookup | None = None,
+) -> list[AnswerService]:
+    """The judge service a run of ``suite`` needs (none when it judges nothing): pairwise probes
+    compare with ``baseline``'s answers; ``max_requests`` (the caller's) overrides the suite's
+    ``judge: max_requests``."""
+    if not judges(suite):
+        return []
+    limit = max_requests if max_requests is not None else getattr(suite.judge, "max_requests", None)
+    service = JudgeService(
+        provider_for,
+        references=reference_answers(baseline),
+        cache=cache,
+        max_requests=limit,
+        cost=cost,
+        endpoints=judge_endpoints(suite),
+    )
+    return [service]
+
+
 def cache_key(payload: Mapping[str, Any], reference: str | None) -> str:
     return stable_hash({"payload": dict(payload), "reference": reference}, 32)
 
@@ -111,7 +138,7 @@ class JudgeService(AnswerService):
         seed: int = DEFAULT_JUDGE_SEED,
         rng: random.Random | None = None,
         cost: CostLookup | None = None,
-        models: Sequence[str] = (),
+        endpoints: Sequence[tuple[str, str | None]] = (),
     ) -> None:
         self.provider_for = provider_for
         self.references = {k: list(v) for k, v in (references or {}).items()}
@@ -120,18 +147,19 @@ class JudgeService(AnswerService):
         self.seed = seed
         self.rng = rng or random.Random()
         self.cost = cost
-        self.models = sorted(set(models))
+        self.endpoints = list(endpoints)
+        """The (model, api_base) pairs the suite names, checked before the first request."""
         self.sent = 0
         self.capped = 0
         self._providers: dict[tuple[str, str], BaseLLMProvider] = {}
 
     @property
     def model_id(self) -> str:
-        return ", ".join(self.models) or "judge"
+        return ", ".join(sorted({model for model, _ in self.endpoints})) or "judge"
 
     def check_environment(self) -> None:
-        for model in self.models:
-            self._provider(model, None).check_environment()
+        for model, api_base in self.endpoints:
+            self._provider(model, api_base).check_environment()
 
     def _provider(self, model: str, api_base: str | None) -> BaseLLMProvider:
         key = (model, api_base or "")

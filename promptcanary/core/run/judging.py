@@ -58,12 +58,16 @@ def judges(suite: SuiteSpec) -> bool:
     return has_probe or bool(suite.judge and suite.judge.checks)
 
 
-def judge_models(suite: SuiteSpec) -> list[str]:
-    """The judge model ids the suite names (its ``judge:`` block and its probes)."""
-    models = {b.probe.judge_model for b in suite.bindings if isinstance(b.probe, LLMJudgeProbe)}
+def judge_endpoints(suite: SuiteSpec) -> list[tuple[str, str | None]]:
+    """The (judge model, ``api_base``) pairs the suite names: its ``judge:`` block, its probes."""
+    found = {
+        (b.probe.judge_model, b.probe.api_base)
+        for b in suite.bindings
+        if isinstance(b.probe, LLMJudgeProbe)
+    }
     if suite.judge is not None:
-        models.add(suite.judge.model)
-    return sorted(models)
+        found.add((suite.judge.model, suite.judge.api_base))
+    return sorted(found, key=lambda e: (e[0], e[1] or ""))
 
 
 def _verdict_outputs(served: Mapping[str, Any]) -> list[dict[str, Any]]:
