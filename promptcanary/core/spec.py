@@ -155,7 +155,7 @@ class SemanticDriftSpec:
         return {"api_base": self.api_base} if self.api_base else {}
 
 
-DEFAULT_CHECK_VOTES = 5
+DEFAULT_CHECK_VOTES = 10
 """``judge: check_votes`` by default: how many times each canary is asked (distinct seeds)."""
 
 

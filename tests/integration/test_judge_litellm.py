@@ -47,7 +47,7 @@ def suite_text(url: str, extra: str = "") -> str:
     prompts = "\n".join(f"  - {{id: {k}, text: Question {k}}}" for k in ANSWERS)
     return f"""
 name: judged
-judge: {{model: openai/judge, api_base: "{url}"{extra}}}
+judge: {{model: openai/judge, api_base: "{url}", check_votes: 5{extra}}}
 judge_checks:
   - {{prompt: Greet, answer: a good hello, expected: pass, rubric: Polite.}}
 probes:

@@ -80,6 +80,11 @@ def answer_text(response: LLMResponse) -> str:
     return "\n".join([response.content, *calls]) if calls else response.content
 
 
+def _clip(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def _checked_examples(examples: Sequence[Any] | None, mode: str) -> list[dict[str, Any]]:
     if not examples:
         return []
@@ -211,10 +216,11 @@ class LLMJudgeProbe(ServedProbe):
             metadata["orders"] = [v.get("order") for v in votes]
             metadata["baseline_answer"] = str(deciding.get("baseline_answer", ""))[:MAX_SHOWN]
         word = "pass" if passed else "fail"
+        details = f"Judge: {word} ({passes}/{len(votes)} votes): {metadata['reason']}"
+        if self.mode == "pairwise":
+            # The two answers compared, so a reader sees what "worse" was said of.
+            today, before = _clip(answer_text(response)), _clip(metadata["baseline_answer"])
+            details += f" | today: «{today}» | baseline: «{before}»"
         return self._make_result(
-            prompt.id,
-            passed=passed,
-            score=passes / len(votes),
-            details=f"Judge: {word} ({passes}/{len(votes)} votes): {metadata['reason']}",
-            metadata=metadata,
+            prompt.id, passed=passed, score=passes / len(votes), details=details, metadata=metadata
         )

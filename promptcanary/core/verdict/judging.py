@@ -3,8 +3,9 @@
 An LLM judge is a model too: when its provider updates it, every judged score moves and a gate
 would blame the model under test. A run's judge changed when
 
-* its canaries (``judge_checks:``) disagree with their expected verdicts on more than the
-  tolerance's share of their votes, or none of them got a verdict (the judge is unchecked);
+* its canaries (``judge_checks:``) expected to pass, or those expected to fail, disagree with
+  that verdict on more than the tolerance's share of their votes, or none of them got a
+  verdict (the judge is unchecked);
 * the judge models that answered differ from the baseline's;
 * its answers' ``system_fingerprint`` s share none with the baseline's (hosted models rotate a
   few fingerprints; a set with none in common is a new deployment).
@@ -24,15 +25,22 @@ JUDGED_PROBE = LLMJudgeProbe.probe_id
 
 
 def _canaries(judge: JudgeInfo) -> str | None:
+    """Why the canaries say the judge changed: in the canaries expected to pass, or in those
+    expected to fail, more than the tolerance's share of the votes disagree (a stricter judge
+    shows in the first, a more lenient one in the second)."""
     if not judge.checks:
         return None
     if not judge.votes:
         return "none of the judge's canaries (judge_checks) got a verdict"
-    if judge.disagreements / judge.votes > judge.tolerance:
-        return (
-            f"the judge disagrees with {judge.disagreements} of {judge.votes} verdicts on its "
-            f"canaries (judge_checks), above the tolerance of {judge.tolerance:.0%}"
-        )
+    for expected in ("pass", "fail"):
+        votes = [v for c in judge.checks if c.expected == expected for v in c.verdicts]
+        wrong = sum(1 for v in votes if v != expected)
+        if votes and wrong / len(votes) > judge.tolerance:
+            return (
+                f"the judge disagrees with {wrong} of {len(votes)} votes on its canaries "
+                f"(judge_checks) expected to {expected}, above the tolerance of "
+                f"{judge.tolerance:.0%}"
+            )
     return None
 
 
