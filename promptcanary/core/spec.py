@@ -182,6 +182,8 @@ class JudgeSpec:
     """Judge requests one run may send (the action's ``max-judge-requests`` overrides it)."""
     tolerance: float = DEFAULT_JUDGE_TOLERANCE
     check_votes: int = DEFAULT_CHECK_VOTES
+    structured: Literal["json_schema", "json_object", "off"] = "json_schema"
+    """How the judge's reply is asked for (``json_object`` for servers without JSON schema)."""
     checks: tuple[JudgeCheck, ...] = ()
 
 

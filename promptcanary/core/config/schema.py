@@ -148,6 +148,7 @@ class _JudgeDoc(_Doc):
     max_requests: int | None = Field(default=None, ge=1)
     tolerance: float = Field(default=DEFAULT_JUDGE_TOLERANCE, ge=0, le=1)
     check_votes: int = Field(default=DEFAULT_CHECK_VOTES, ge=1, le=MAX_JUDGE_SAMPLES)
+    structured: Literal["json_schema", "json_object", "off"] = "json_schema"
 
 
 class _JudgeCheckDoc(_Doc):

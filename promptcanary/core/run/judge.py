@@ -114,6 +114,7 @@ def judge_services(
         max_requests=limit,
         cost=cost,
         endpoints=judge_endpoints(suite),
+        structured=suite.judge.structured if suite.judge else "json_schema",
     )
     return [service]
 
@@ -139,6 +140,7 @@ class JudgeService(AnswerService):
         rng: random.Random | None = None,
         cost: CostLookup | None = None,
         endpoints: Sequence[tuple[str, str | None]] = (),
+        structured: str = "json_schema",
     ) -> None:
         self.provider_for = provider_for
         self.references = {k: list(v) for k, v in (references or {}).items()}
@@ -147,6 +149,8 @@ class JudgeService(AnswerService):
         self.seed = seed
         self.rng = rng or random.Random()
         self.cost = cost
+        self.structured = structured
+        """How replies are asked for (:data:`~promptcanary.core.run.judge_prompt.STRUCTURED`)."""
         self.endpoints = list(endpoints)
         """The (model, api_base) pairs the suite names, checked before the first request."""
         self.sent = 0
@@ -224,7 +228,9 @@ class JudgeService(AnswerService):
             text = pairwise_message(payload, first, second)
         else:
             text = rubric_message(payload)
-        prompt = CanaryPrompt(id="judge", text=text, response_format=response_format(mode))
+        prompt = CanaryPrompt(
+            id="judge", text=text, response_format=response_format(mode, self.structured)
+        )
         response = await provider.with_config(seeded).acomplete(
             prompt, system_prompt=SYSTEM, timeout=timeout
         )

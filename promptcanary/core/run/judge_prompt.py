@@ -61,9 +61,19 @@ _CHOICE_SCHEMA = {
 }
 
 
-def response_format(mode: str) -> dict[str, Any]:
-    """The structured-output request for the judge's reply (OpenAI's ``json_schema`` format)."""
+STRUCTURED = ("json_schema", "json_object", "off")
+"""How the reply is asked for: OpenAI's ``json_schema`` (the default), ``json_object`` with the
+schema beside it (llama.cpp's server and others that refuse ``json_schema``), or ``off`` (the
+instruction alone; the strict parser still decides)."""
+
+
+def response_format(mode: str, structured: str = "json_schema") -> dict[str, Any] | None:
+    """The structured-output request for the judge's reply; ``None`` for ``off``."""
     schema = _CHOICE_SCHEMA if mode == "pairwise" else _VERDICT_SCHEMA
+    if structured == "off":
+        return None
+    if structured == "json_object":
+        return {"type": "json_object", "schema": schema}
     return {
         "type": "json_schema",
         "json_schema": {"name": "judge_verdict", "strict": True, "schema": schema},
