@@ -101,7 +101,24 @@ def rescore(snapshot: BaselineSnapshot, suite: SuiteSpec) -> tuple[BaselineSnaps
     known = {p.id for p in suite.prompts}
     # Responses to prompts removed from the suite stay unscored: the comparison lists them.
     rescored = sum(1 for response in run.llm_responses if response.prompt_id in known)
-    results = score_responses(suite, run.llm_responses)
+    results = _kept_served(suite, score_responses(suite, run.llm_responses), run.probe_results)
     provenance = run.provenance.model_copy(update={"probe_config_hash": suite.probe_config_hash})
     new_run = run.model_copy(update={"probe_results": results, "provenance": provenance})
     return snapshot.model_copy(update={"run_result": new_run}), rescored
+
+
+def _kept_served(
+    suite: SuiteSpec, results: list[ProbeResult], stored: list[ProbeResult]
+) -> list[ProbeResult]:
+    """``results`` with the stored result of each served probe (a judge's verdict) kept for the
+    same prompt, key and sample: re-scoring asks no answer service, and an unrelated probe edit
+    must not turn every judged result into an errored one. A served probe whose key changed
+    (its rubric, say) has no stored result and stays errored: it is a new probe."""
+    served = {b.key for b in suite.bindings if isinstance(b.probe, ServedProbe)}
+    if not served:
+        return results
+    old = {(r.prompt_id, r.probe_key, r.sample): r for r in stored if r.probe_key in served}
+    return [
+        old.get((r.prompt_id, r.probe_key, r.sample), r) if r.probe_key in served else r
+        for r in results
+    ]

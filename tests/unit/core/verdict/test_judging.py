@@ -17,8 +17,7 @@ from tests.fakes.judge_server import JudgeFactory, JudgePolicy, JudgeProvider
 from tests.fakes.provider_fake import FakeProvider
 from tests.fakes.sleeps import AsyncSleeps
 
-SUITE = suite_from_text(
-    """
+SUITE_TEXT = """
 name: judged
 judge: {model: fake/judge, check_votes: 3}
 judge_checks:
@@ -30,7 +29,7 @@ probes:
 prompts:
   - {id: a, text: Question A}
 """
-)
+SUITE = suite_from_text(SUITE_TEXT)
 POLICY = EvaluationPolicy(promotion="if_clean")
 
 
@@ -96,3 +95,15 @@ def test_a_judge_within_the_tolerance_is_the_same_judge() -> None:
     info = evaluation.run.provenance.judge
     assert info is not None and 0 < info.disagreements / info.votes <= info.tolerance
     assert evaluation.judge_changed is None and evaluation.promotion.allowed
+
+
+def test_editing_another_probe_keeps_the_baselines_judged_results() -> None:
+    # Re-scoring asks no judge: the stored verdicts stand, so the judged comparison survives.
+    edited = suite_from_text(
+        SUITE_TEXT.replace("required_keywords: [answer]", "required_keywords: [answer, a]")
+    )
+    assert edited.probe_config_hash != SUITE.probe_config_hash
+    evaluation = evaluate(BASELINE, run("a poor answer", JudgeProvider()), edited, POLICY)
+    assert evaluation.rescored_baseline == 1
+    assert evaluation.drift is not None and not evaluation.drift.errored
+    assert [c.probe_key for c in evaluation.unapproved_regressions] == ["judged"]
