@@ -145,4 +145,6 @@ def test_the_cap_leaves_the_rest_unjudged_and_counts_it(judge: FakeLLMServer) ->
     errored = [r for r in result.probe_results if "max-judge-requests (3)" in r.details]
     info = result.provenance.judge
     assert info is not None and info.capped == len(ANSWERS) + 5 - 3
+    # The canaries go first: the cap leaves the judge checked before it judges answers.
+    assert len(info.checks[0].verdicts) == 3
     assert errored and all(r.errored for r in errored)

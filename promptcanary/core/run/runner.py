@@ -198,8 +198,9 @@ class _Asking:
         self, responses: list[LLMResponse]
     ) -> tuple[list[LLMResponse], list[ProbeResult]]:
         """The answer phase, then scoring: the answers (with their vectors) and their results."""
-        # The judge's canaries ride with the first stage (later stages find them served).
-        requests = stage_requests(self.suite, responses) + canary_requests(self.suite)
+        # The judge's canaries ride with the first stage (later stages find them served), and
+        # go first: a request cap must leave the judge checked before it judges answers.
+        requests = canary_requests(self.suite) + stage_requests(self.suite, responses)
         served = await self.phase.serve(requests) if requests else self.phase.served
         responses = with_vectors(self.suite, responses, served)
         return responses, score_responses(self.suite, responses, served)
