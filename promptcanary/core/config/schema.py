@@ -338,11 +338,13 @@ def _build_probe(
         )
     tags = _apply_to_tags(entry, loc, context, per_prompt=prompt_id is not None)
     params = {k: v for k, v in entry.items() if k not in PROBE_ENTRY_KEYS}
-    if probe_type == LLMJudgeProbe.probe_id and judge is not None:
-        # The suite's `judge:` block is the default of every judge probe's own keys.
-        params.setdefault("judge_model", judge.model)
-        params.setdefault("api_base", judge.api_base)
-        params.setdefault("judge_samples", judge.judge_samples)
+    if probe_type == LLMJudgeProbe.probe_id:
+        # The suite's `judge:` block is the default of every judge probe's own keys; without
+        # one the probe's error names judge_model, the key that is missing.
+        params.setdefault("judge_model", judge.model if judge else None)
+        if judge is not None:
+            params.setdefault("api_base", judge.api_base)
+            params.setdefault("judge_samples", judge.judge_samples)
     probe = _construct(registry.get(probe_type), probe_type, params, loc, context)
     key = probe_key_for(probe, explicit_id)
     binding = ProbeBinding(probe, key, prompt_id, tags, context.line(loc))

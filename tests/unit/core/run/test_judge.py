@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from promptcanary.core.config.schema import suite_from_text
+from promptcanary.core.config.schema import SuiteConfigError, suite_from_text
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, ProbeResult
 from promptcanary.core.probes.llm_judge import LLMJudgeProbe
 from promptcanary.core.run.judge import JudgeCache, JudgeService, reference_answers
@@ -213,3 +213,8 @@ def test_the_probe_without_a_judge_model_names_the_fix() -> None:
         LLMJudgeProbe("Be polite.")
     with pytest.raises(ValueError, match="odd"):
         LLMJudgeProbe("Be polite.", judge_model="j", judge_samples=2)
+
+
+def test_a_judge_probe_without_a_judge_model_in_yaml_names_the_key() -> None:
+    with pytest.raises(SuiteConfigError, match=r"bad parameter 'judge_model' .*judge: \{model"):
+        suite_from_text("name: t\nprobes: [{type: llm_judge, rubric: r}]\nprompts: [{text: hi}]\n")
