@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from promptcanary.cli_common import (
     EXIT_GATE,
@@ -32,6 +32,9 @@ from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.spec import ModelSpec, SuiteSpec, requested_models
 from promptcanary.core.verdict.evaluate import Evaluation, EvaluationPolicy, evaluate
 from promptcanary.core.words import plural
+
+if TYPE_CHECKING:
+    from promptcanary.core.run.answer_phase import AnswerService
 
 
 def flag(field: str) -> str:
@@ -109,7 +112,8 @@ def _run_one(
     baseline = find_baseline(args, suite.name, provider.config.model_id)
     if baseline is not None:
         print(terminal_safe(_decides_against(baseline, args)), file=out)
-    run = run_suite_blocking(suite, provider, options, baseline=baseline)
+    services = _judge_services(suite, Path(args.config).parent, baseline)
+    run = run_suite_blocking(suite, provider, options, baseline=baseline, services=services)
     print(format_run(run), file=out)
     if args.output_json:
         target = _per_model(args.output_json, spec.model, several)
@@ -125,6 +129,22 @@ def _run_one(
     if evaluation.drift is not None:
         print(format_drift(evaluation.drift), file=out)
     return evaluation
+
+
+def _judge_services(
+    suite: SuiteSpec, folder: Path, baseline: BaselineSnapshot | None
+) -> list[AnswerService]:
+    """The LLM judge the suite names (``llm_judge`` probes, ``judge_checks:``), through LiteLLM."""
+    from promptcanary.core.run.judge import judge_services
+    from promptcanary.providers.factory import make_provider
+    from promptcanary.providers.litellm import cost_usd
+
+    return judge_services(
+        suite,
+        lambda model, params: make_provider(model, params, base_dir=folder),
+        baseline=baseline,
+        cost=cost_usd,
+    )
 
 
 def save_baseline(snapshot: BaselineSnapshot, directory: str, out: TextIO) -> None:

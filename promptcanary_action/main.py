@@ -22,6 +22,8 @@ from promptcanary.core.config.schema import SuiteConfigError, load_suite
 from promptcanary.core.models import Approval, CanaryRunResult
 from promptcanary.core.probes.plugins import ProbeModuleError, import_probe_modules
 from promptcanary.core.run.pacing import Pacing
+from promptcanary.core.run.judge import CACHE_FILE as JUDGE_CACHE_FILE
+from promptcanary.core.run.judge import JudgeCache
 from promptcanary.core.run.provider import MissingCredentialsError
 from promptcanary.providers.errors import ModelConfigError
 from promptcanary.providers.factory import REPLAY_PREFIX, build_providers
@@ -262,6 +264,9 @@ async def _run_all(
     effects: Effects,
 ) -> list[PairOutcome]:
     pairs: list[PairOutcome] = []
+    # Verdicts judged in earlier runs of this pull request (the workflow keeps the folder).
+    cache_file = step.report_dir / JUDGE_CACHE_FILE
+    cache = JudgeCache.load(cache_file)
     plan = [(loaded, spec) for loaded in suites for spec in models_for(loaded, step.settings)]
     # Every model is checked (known, key set, recording readable) before the first request.
     providers = build_providers([(s, loaded.path.parent) for loaded, s in plan], effects.provider)
@@ -279,9 +284,22 @@ async def _run_all(
                     provider_factory=lambda *_, built=provider: built,
                     cancellation=effects.cancellation,
                     pacing=pacing,
+                    judge_providers=effects.provider,
+                    judge_cache=cache,
                 )
             )
+        _save_judge_cache(cache, cache_file, effects.workflow)
     return pairs
+
+
+def _save_judge_cache(cache: JudgeCache, path: Path, workflow: Workflow) -> None:
+    """Keep the verdicts for the next run of the pull request; failing to is only a lost saving."""
+    if not cache.entries:
+        return
+    try:
+        cache.save(path)
+    except OSError as exc:
+        workflow.warning(f"The judge's verdict cache {path} was not written: {exc}")
 
 
 def _write_results(outcome: StepOutcome, step: _Step, workflow: Workflow) -> str:

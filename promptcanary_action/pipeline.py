@@ -24,6 +24,7 @@ from promptcanary.core.models import (
     ProbeComparison,
     ResultRef,
 )
+from promptcanary.core.run.judge import JudgeCache, judge_services
 from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.pacing import Pacing
 from promptcanary.core.run.provider import BaseLLMProvider
@@ -226,6 +227,8 @@ async def run_pair(
     provider_factory: ProviderFactory,
     cancellation: Cancellation | None = None,
     pacing: Pacing | None = None,
+    judge_providers: ProviderFactory | None = None,
+    judge_cache: JudgeCache | None = None,
 ) -> PairOutcome:
     """Run one suite on one model (this leg's shard of it, when set), then judge the run.
 
@@ -233,6 +236,8 @@ async def run_pair(
     run is kept with what it has, marked ``incomplete`` with the reason. ``judging.cost``
     prices answers for the cost figures and the ``max-cost-increase`` gate (by default from
     LiteLLM's bundled cost map: local and deterministic, so not an I/O parameter).
+    An LLM judge the suite names is built with ``judge_providers`` (none: its probes' results
+    are errored) and answers from ``judge_cache`` what it judged before.
     """
     provider = provider_factory(spec.model, dict(spec.params), loaded.path.parent)
     # Baselines are keyed by the model that answered: a replay of a recording made with
@@ -242,8 +247,20 @@ async def run_pair(
     stop = cancellation.stop_event() if cancellation is not None else None
     options = run_options(judging.settings, sha=judging.sha, ref=ref)
     # samples: auto decides against the baseline (and its pool) while it samples.
+    services = []
+    if judge_providers is not None:
+        folder = loaded.path.parent
+        services = judge_services(
+            loaded.suite,
+            lambda model, params: judge_providers(model, params, folder),
+            baseline=found.baseline,
+            cache=judge_cache,
+            max_requests=judging.settings.max_judge_requests,
+            cost=judging.cost,
+        )
     run = await run_suite(
-        loaded.suite, provider, options, baseline=found.baseline, stop=stop, pacing=pacing
+        loaded.suite, provider, options, baseline=found.baseline, stop=stop, services=services,
+        pacing=pacing,
     )
     if cancellation is not None and cancellation.reason is not None:
         run = run.model_copy(update={"incomplete": cancellation.reason})

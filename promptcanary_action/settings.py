@@ -387,6 +387,10 @@ class Settings:
     max_retries: int = field(
         default=DEFAULT_MAX_RETRIES, metadata=_input("max-retries", run_option(int))
     )
+    max_judge_requests: int | None = field(
+        default=None, metadata=_input("max-judge-requests", partial(clean_int, minimum=1))
+    )
+    """Judge requests a pair may send (over the suite's ``judge: max_requests``); None: no cap."""
     max_error_rate: float = field(
         default=DEFAULT_MAX_ERROR_RATE, metadata=_input("max-error-rate", _UNIT)
     )

@@ -53,6 +53,9 @@ class _Side:
     scores: list[float]
     passes: list[bool]
     first: ProbeResult
+    failing: ProbeResult | None = None
+    """The first failed result: a row with a failure shows why an answer failed (a judge's
+    reason), not the first answer's details, which may be a pass."""
 
     @property
     def n(self) -> int:
@@ -75,7 +78,8 @@ def _side(results: list[ProbeResult]) -> _Side | None:
     scored = [r for r in results if not r.errored]
     if not scored:
         return None
-    return _Side([r.score for r in scored], [r.passed for r in scored], scored[0])
+    failing = next((r for r in scored if not r.passed), None)
+    return _Side([r.score for r in scored], [r.passed for r in scored], scored[0], failing)
 
 
 def _error_text(results: list[ProbeResult]) -> str:
@@ -389,7 +393,7 @@ def _comparison(
         regression=regression,
         improvement=improvement,
         baseline_details=b.first.details,
-        current_details=c.first.details,
+        current_details=(c.failing or c.first).details,
         baseline_samples=b.n,
         current_samples=c.n,
         baseline_pass_rate=b.pass_rate,

@@ -250,6 +250,9 @@ class LLMResponse(BaseModel):
     truncated_from: int | None = None
     """The text's length in characters when ``content`` holds only its first part (stored
     responses are kept to :data:`MAX_STORED_RESPONSE_CHARS`); ``None`` when kept whole."""
+    embedding: str | None = None
+    """The answer's vector when the suite compares meaning (``semantic_drift:``), encoded by
+    :mod:`promptcanary.core.vectors`; the run's provenance names the embedding model."""
     served_model: str | None = None
     """The model id the provider says answered (``gpt-4o-2024-08-06`` for ``openai/gpt-4o``);
     ``None`` when it sent none. Read from ``raw_response`` for responses stored before."""
@@ -450,6 +453,62 @@ class PoolEntry(BaseModel):
     """prompt id → probe key → summary."""
 
 
+class EmbeddingInfo(BaseModel):
+    """The embedding model behind a run's answer vectors, and its answer to a fixed text."""
+
+    model_id: str
+    dimension: int
+    check: str = ""
+    """The vector of :data:`promptcanary.core.vectors.CHECK_TEXT`, encoded: a model that now
+    returns other vectors for the same text is not compared with its old vectors."""
+    errors: list[str] = Field(default_factory=list)
+    """The distinct reasons answers (or the check text) got no vector, first ones first."""
+
+
+DEFAULT_JUDGE_TOLERANCE = 0.35
+"""``judge: tolerance`` by default: the share of the canaries' verdicts that may disagree with
+their expected verdict before a run's judged comparisons are inconclusive (bench/judge_drift.py
+measures the error rates at this value)."""
+
+
+class JudgeCheckResult(BaseModel):
+    """One of the judge's own canaries (``judge_checks:``) on this run: what was expected, what
+    the judge said on each vote, and why it could not say (errors)."""
+
+    index: int
+    expected: str
+    verdicts: list[str] = Field(default_factory=list)
+    """``pass``/``fail`` per vote answered; votes that errored are left out."""
+    errors: list[str] = Field(default_factory=list)
+
+    @property
+    def disagreements(self) -> int:
+        return sum(1 for v in self.verdicts if v != self.expected)
+
+
+class JudgeInfo(BaseModel):
+    """The judge behind a run's judged results: the models and fingerprints it answered with,
+    its canaries' results, and how many verdicts the request cap left unasked."""
+
+    models: list[str] = Field(default_factory=list)
+    """The judge model ids as the judge's answers named them (sorted)."""
+    fingerprints: list[str] = Field(default_factory=list)
+    """The ``system_fingerprint`` s the judge's answers carried (sorted; empty when none)."""
+    checks: list[JudgeCheckResult] = Field(default_factory=list)
+    tolerance: float = DEFAULT_JUDGE_TOLERANCE
+    """The largest share of canary verdicts that may disagree with their expected verdict."""
+    capped: int = 0
+    """Judge requests not sent because ``max-judge-requests`` was reached."""
+
+    @property
+    def votes(self) -> int:
+        return sum(len(c.verdicts) for c in self.checks)
+
+    @property
+    def disagreements(self) -> int:
+        return sum(c.disagreements for c in self.checks)
+
+
 class Provenance(BaseModel):
     """Where a run came from: enough to tell whether two runs are comparable."""
 
@@ -465,12 +524,32 @@ class Provenance(BaseModel):
     adaptive: AdaptiveSampling | None = None
     """Set for a ``samples: auto`` run; ``samples`` is then the most answers any prompt got."""
     shard: str | None = None
+    embedding: EmbeddingInfo | None = None
+    """Set when the answers carry vectors (``semantic_drift:``)."""
+    judge: JudgeInfo | None = None
+    """Set when the suite judges answers with an LLM (``llm_judge`` probes, ``judge_checks:``)."""
     """``i/n`` when the run answered one shard of the suite (see ``promptcanary.core.run.shards``);
     ``None`` for a whole run, also one merged from shards."""
 
 
 def _mean(values: list[float], empty: float = 1.0) -> float:
     return sum(values) / len(values) if values else empty
+
+
+class ServiceUsage(BaseModel):
+    """What one answer service (embeddings, a judge) cost a run, counted apart from the model's."""
+
+    service: str
+    model_id: str
+    requests: int = 0
+    """Requests sent, retries included."""
+    items: int = 0
+    """Distinct inputs served (equal content is sent once per run)."""
+    tokens: int = 0
+    cost_usd: float | None = None
+    """``None`` when the service's price is unknown."""
+    errors: int = 0
+    """Inputs that could not be served after their retries."""
 
 
 class CanaryRunResult(BaseModel):
@@ -487,6 +566,8 @@ class CanaryRunResult(BaseModel):
     started_at: datetime = Field(default_factory=_utcnow)
     finished_at: datetime | None = None
     provenance: Provenance = Field(default_factory=Provenance)
+    services: list[ServiceUsage] = Field(default_factory=list)
+    """The answer services the run used (embeddings, judges), each counted apart."""
     incomplete: str | None = None
     """Why the run stopped before every prompt was answered (e.g. the job was cancelled); the
     unanswered ones are errored responses. ``None`` for a complete run."""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from promptcanary.core.models import CanaryPrompt
+from promptcanary.core.models import DEFAULT_JUDGE_TOLERANCE, CanaryPrompt
 from promptcanary.core.probes.base import BaseProbe
 
 
@@ -138,6 +138,63 @@ class RunDefaults:
     max_samples: int | None = None
 
 
+DEFAULT_MIN_SHIFT = 0.05
+"""``semantic_drift: min_shift`` by default (see docs/statistics.md, "Meaning")."""
+
+
+@dataclass(frozen=True)
+class SemanticDriftSpec:
+    """The suite's ``semantic_drift:``: compare the meaning of today's answers with the pooled
+    baseline answers, in the space of ``embedding_model``."""
+
+    embedding_model: str
+    api_base: str | None = None
+    apply_to_tags: tuple[str, ...] = ()
+    """Only prompts carrying one of these tags; empty: every prompt."""
+    min_shift: float = DEFAULT_MIN_SHIFT
+    """The smallest centroid shift (cosine scale) that counts as a change of meaning."""
+
+    def applies_to(self, prompt: CanaryPrompt) -> bool:
+        return not self.apply_to_tags or bool(set(self.apply_to_tags) & set(prompt.tags))
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The embedding model's call parameters."""
+        return {"api_base": self.api_base} if self.api_base else {}
+
+
+DEFAULT_CHECK_VOTES = 10
+"""``judge: check_votes`` by default: how many times each canary is asked (distinct seeds)."""
+
+
+@dataclass(frozen=True)
+class JudgeCheck:
+    """One of ``judge_checks:``: a fixed case whose verdict the judge must keep giving."""
+
+    prompt: str
+    answer: str
+    expected: Literal["pass", "fail"]
+    rubric: str
+    context: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """The suite's ``judge:`` block: the defaults of its ``llm_judge`` probes, the request cap and
+    the judge's own canaries (``judge_checks:``)."""
+
+    model: str
+    api_base: str | None = None
+    judge_samples: int = 1
+    max_requests: int | None = None
+    """Judge requests one run may send (the action's ``max-judge-requests`` overrides it)."""
+    tolerance: float = DEFAULT_JUDGE_TOLERANCE
+    check_votes: int = DEFAULT_CHECK_VOTES
+    structured: Literal["json_schema", "json_object", "off"] = "json_schema"
+    """How the judge's reply is asked for (``json_object`` for servers without JSON schema)."""
+    checks: tuple[JudgeCheck, ...] = ()
+
+
 class SuiteError(ValueError):
     """A suite that cannot be built (duplicate ids or keys, no prompts, no probes)."""
 
@@ -170,6 +227,8 @@ class SuiteSpec:
         source_file: str | None = None,
         prompt_lines: dict[str, int] | None = None,
         prompt_rows: dict[str, tuple[str, int]] | None = None,
+        semantic_drift: SemanticDriftSpec | None = None,
+        judge: JudgeSpec | None = None,
     ) -> None:
         if not prompts:
             raise SuiteError("CanarySuite requires at least one prompt.")
@@ -189,6 +248,8 @@ class SuiteSpec:
         self.prompt_lines = dict(prompt_lines or {})
         self.prompt_rows = dict(prompt_rows or {})
         """prompt id → (dataset file as the suite names it, line) of a templated prompt's row."""
+        self.semantic_drift = semantic_drift
+        self.judge = judge
         self._check_identities()
 
     def _check_identities(self) -> None:
@@ -234,6 +295,10 @@ class SuiteSpec:
             cached = (stamp, shared, own)
             self._index = cached
         return cached[1], cached[2]
+
+    def compares_meaning(self, prompt: CanaryPrompt) -> bool:
+        """Whether ``semantic_drift:`` compares the meaning of ``prompt``'s answers."""
+        return self.semantic_drift is not None and self.semantic_drift.applies_to(prompt)
 
     def system_prompt_for(self, prompt: CanaryPrompt) -> str | None:
         return prompt.system_prompt or self.default_system_prompt

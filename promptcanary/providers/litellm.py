@@ -31,13 +31,14 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from promptcanary.core.http_headers import retry_after
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig, ToolCall
 from promptcanary.core.redact import is_secret_name
+from promptcanary.core.run.embedder import BaseEmbeddingProvider, EmbeddingBatch
 from promptcanary.core.run.options import DEFAULT_TIMEOUT
 from promptcanary.core.run.provider import (
     BaseLLMProvider,
@@ -667,3 +668,60 @@ def _retry_after(exc: BaseException) -> float | None:
         if wait is not None:
             return wait
     return None
+
+
+# ── embeddings (semantic_drift:, semantic_similarity) ──
+
+
+class LiteLLMEmbedder(BaseEmbeddingProvider):
+    """Embeddings through ``litellm.aembedding``: any embedding model LiteLLM knows, or any
+    OpenAI-compatible ``/v1/embeddings`` server through ``api_base``.
+
+    Model checks, API keys, error mapping (which errors are transient) and secret scrubbing are
+    the chat provider's, so a 429 from an embedding endpoint is retried like one from a model.
+    """
+
+    def __init__(self, model_id: str, **params: Any) -> None:
+        super().__init__(model_id)
+        self.params = {k: v for k, v in params.items() if v is not None}
+        self._chat = LiteLLMProvider(model_id, seed=None, **self.params)
+
+    def check_environment(self) -> None:
+        self._chat.check_environment()
+
+    async def aembed(self, texts: Sequence[str], *, timeout: float) -> EmbeddingBatch:
+        litellm = import_litellm()
+        kwargs: dict[str, Any] = {
+            **self.params,
+            "model": self.model_id,
+            "input": list(texts),
+            "timeout": timeout,
+            "num_retries": 0,  # the answer phase retries
+            "max_retries": 0,
+        }
+        if self._chat._needs_placeholder_key():
+            kwargs["api_key"] = PLACEHOLDER_API_KEY
+        try:
+            response = await litellm.aembedding(**kwargs)
+        except Exception as exc:  # see LiteLLMProvider.complete()
+            raise self._chat._error(exc, timeout) from exc
+        items = sorted(getattr(response, "data", None) or [], key=_embedding_index)
+        vectors = [_embedding_values(item) for item in items]
+        usage = getattr(response, "usage", None)
+        tokens = getattr(usage, "prompt_tokens", None)
+        tokens = tokens if isinstance(tokens, int) else None
+        cost = cost_usd(self.model_id, tokens, 0) if tokens is not None else None
+        return EmbeddingBatch(vectors, tokens, cost)
+
+    async def aclose(self) -> None:
+        await self._chat.aclose()
+
+
+def _embedding_index(item: Any) -> int:
+    index = item.get("index") if isinstance(item, dict) else getattr(item, "index", None)
+    return index if isinstance(index, int) else 0
+
+
+def _embedding_values(item: Any) -> Sequence[float]:
+    values = item.get("embedding") if isinstance(item, dict) else getattr(item, "embedding", None)
+    return values if isinstance(values, list) else []

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -35,13 +35,17 @@ from promptcanary.core.config.source import (
     read_suite_file,
 )
 from promptcanary.core.messages import ChatMessage, conversation_problem
-from promptcanary.core.models import MAX_TOKENS_CAP, CanaryPrompt, default_prompt_id
+from promptcanary.core.models import DEFAULT_JUDGE_TOLERANCE, MAX_TOKENS_CAP, CanaryPrompt, default_prompt_id
 from promptcanary.core.probes import BaseProbe, ProbeRegistry
+from promptcanary.core.probes.llm_judge import MAX_JUDGE_SAMPLES, LLMJudgeProbe
 from promptcanary.core.probes.registry import ProbeClass, registry_or_active
 from promptcanary.core.run.options import option_rule, samples_problem
 from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.spec import (
+    DEFAULT_CHECK_VOTES,
     MODEL_KEYS,
+    JudgeCheck,
+    JudgeSpec,
     ModelSpec,
     ProbeBinding,
     RunDefaults,
@@ -178,6 +182,24 @@ class _PromptDoc(_Doc):
         return Shape(None, data.path, data.limit, data.sample, self.row_key)
 
 
+class _JudgeDoc(_Doc):
+    model: str = Field(min_length=1)
+    api_base: str | None = None
+    judge_samples: int = Field(default=1, ge=1, le=MAX_JUDGE_SAMPLES)
+    max_requests: int | None = Field(default=None, ge=1)
+    tolerance: float = Field(default=DEFAULT_JUDGE_TOLERANCE, ge=0, le=1)
+    check_votes: int = Field(default=DEFAULT_CHECK_VOTES, ge=1, le=MAX_JUDGE_SAMPLES)
+    structured: Literal["json_schema", "json_object", "off"] = "json_schema"
+
+
+class _JudgeCheckDoc(_Doc):
+    prompt: str = Field(min_length=1)
+    answer: str
+    expected: Literal["pass", "fail"]
+    rubric: str = Field(min_length=1)
+    context: str | None = None
+
+
 class _SuiteDoc(_Doc):
     name: str = Field(min_length=1)
     description: str = ""
@@ -187,6 +209,8 @@ class _SuiteDoc(_Doc):
     defaults: _DefaultsDoc | None = None
     probes: list[dict[str, Any]] = Field(default_factory=list)
     prompts: list[_PromptDoc] = Field(default_factory=list)
+    judge: _JudgeDoc | None = None
+    judge_checks: list[_JudgeCheckDoc] = Field(default_factory=list)
 
 
 SUITE_KEYS: tuple[str, ...] = tuple(_SuiteDoc.model_fields)
@@ -260,7 +284,12 @@ def _where(loc: Loc) -> str:
     if isinstance(last, str):
         return repr(last) if len(loc) == 1 else f"{last!r} of {_where(loc[:-1])}"
     parent = loc[-2] if len(loc) >= 2 else ""
-    names = {"prompts": "prompt", "probes": "probe entry", "models": "model entry"}
+    names = {
+        "prompts": "prompt",
+        "probes": "probe entry",
+        "models": "model entry",
+        "judge_checks": "judge check",
+    }
     text = f"{names.get(str(parent), f'{parent!r} item')} {last + 1}"
     return text if len(loc) <= 2 else f"{text} of {_where(loc[:-2])}"
 
@@ -273,6 +302,8 @@ def _keys_of(owner: Loc) -> tuple[str, ...]:
         ("defaults",): DEFAULTS_KEYS,
         ("probes", "apply_to"): APPLY_TO_KEYS,
         ("prompts", "dataset"): DATASET_KEYS,
+        ("judge",): tuple(_JudgeDoc.model_fields),
+        ("judge_checks",): tuple(_JudgeCheckDoc.model_fields),
     }
     return known.get(names, ())
 
@@ -340,6 +371,7 @@ def _build_probe(
     registry: ProbeRegistry,
     *,
     prompt_id: str | None,
+    judge: JudgeSpec | None = None,
 ) -> _ProbeEntry:
     probe_type = entry.get("type")
     if "type" not in entry:
@@ -361,6 +393,13 @@ def _build_probe(
         )
     tags = _apply_to_tags(entry, loc, context, per_prompt=prompt_id is not None)
     params = {k: v for k, v in entry.items() if k not in PROBE_ENTRY_KEYS}
+    if probe_type == LLMJudgeProbe.probe_id:
+        # The suite's `judge:` block is the default of every judge probe's own keys; without
+        # one the probe's error names judge_model, the key that is missing.
+        params.setdefault("judge_model", judge.model if judge else None)
+        if judge is not None:
+            params.setdefault("api_base", judge.api_base)
+            params.setdefault("judge_samples", judge.judge_samples)
     probe = _construct(registry.get(probe_type), probe_type, params, loc, context)
     key = probe_key_for(probe, explicit_id)
     binding = ProbeBinding(probe, key, prompt_id, tags, context.line(loc))
@@ -544,6 +583,7 @@ def _build(
         )
     drafts = _drafts(doc, context)
     prompts, prompt_lines = _prompts(drafts, context)
+    judge = _judge(doc, context)
     entries = [
         _build_probe(
             entry,
@@ -551,6 +591,7 @@ def _build(
             context,
             registry_or_active(registry),
             prompt_id=prompt_id,
+            judge=judge,
         )
         for loc, (entry, prompt_id) in _iter_probe_entries(doc, drafts, prompts)
     ]
@@ -578,6 +619,7 @@ def _build(
             source_file=context.source,
             prompt_lines=prompt_lines,
             prompt_rows=_prompt_rows(drafts, prompts),
+            judge=judge,
         )
     except SuiteError as exc:  # our own checks above should have caught it with a line
         raise context.error(str(exc)) from None
@@ -588,6 +630,21 @@ def _build(
         if e.binding.prompt_id is None and not e.binding.apply_to_tags
     ]
     return suite
+
+
+def _judge(doc: _SuiteDoc, context: SourceMap) -> JudgeSpec | None:
+    """The `judge:` block with its canaries (`judge_checks:` needs the block's model)."""
+    if doc.judge is None:
+        if doc.judge_checks:
+            raise context.error(
+                "'judge_checks' needs a `judge:` block naming the judge model",
+                ("judge_checks",),
+                key=True,
+                hint="e.g. `judge: {model: openai/gpt-4o-mini}`",
+            )
+        return None
+    checks = tuple(JudgeCheck(**c.model_dump()) for c in doc.judge_checks)
+    return JudgeSpec(**doc.judge.model_dump(), checks=checks)
 
 
 def _drafts(doc: _SuiteDoc, context: SourceMap) -> list[PromptDraft]:

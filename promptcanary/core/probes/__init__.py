@@ -20,6 +20,7 @@ from promptcanary.core.probes.format import (
     MarkdownHeaderProbe,
     ResponseLengthProbe,
 )
+from promptcanary.core.probes.llm_judge import LLMJudgeProbe
 from promptcanary.core.probes.reasoning import (
     ConfidenceLanguageProbe,
     DirectAnswerProbe,
@@ -52,6 +53,7 @@ __all__ = [
     "JsonSchemaProbe",
     "JsonValidityProbe",
     "KeywordPresenceProbe",
+    "LLMJudgeProbe",
     "MarkdownHeaderProbe",
     "ProbeRegistry",
     "ProbeRegistryError",

@@ -30,6 +30,10 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.core.redact import redact_params
+from promptcanary.core.run.answer_phase import AnswerPhase, AnswerService
+from promptcanary.core.run.judge import JudgeService
+from promptcanary.core.run.judging import canary_requests, judge_info
+from promptcanary.core.run.meaning import embedding_info, stage_requests, with_vectors
 from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.pacing import Pacing
 from promptcanary.core.run.progress import RunProgress
@@ -60,11 +64,14 @@ def run_suite_blocking(
     options: RunOptions,
     *,
     baseline: Baseline | None = None,
+    services: Sequence[AnswerService] = (),
 ) -> CanaryRunResult:
     """:func:`run_suite` for synchronous callers, inside or outside a running event loop."""
 
     def run_in_new_loop() -> CanaryRunResult:
-        return asyncio.run(run_suite(suite, provider, options, baseline=baseline))
+        return asyncio.run(
+            run_suite(suite, provider, options, baseline=baseline, services=services)
+        )
 
     try:
         asyncio.get_running_loop()
@@ -87,9 +94,12 @@ async def run_suite(
     progress_stream: TextIO | None = None,
     stop: asyncio.Event | None = None,
     pacing: Pacing | None = None,
+    services: Sequence[AnswerService] = (),
 ) -> CanaryRunResult:
     """Run every prompt of ``suite`` against ``provider``, score the answers, return the run.
 
+    ``services`` (an embedding model, …) serve the answer phase of each stage (see
+    :mod:`promptcanary.core.run.answer_phase`), each counted in the run's ``services``.
     ``options`` override the suite's ``defaults:``, which override the provider's configuration.
     With ``samples: auto`` the answers come in stages decided against ``baseline`` (a snapshot,
     whose stored pool counts, or a list of snapshots, newest first); without a baseline every
@@ -107,14 +117,16 @@ async def run_suite(
     run_provider.check_environment()
     # ``pacing`` shared by several runs paces them to one budget per key (a fresh one otherwise).
     session = RunSession(suite, run_provider, options, sleep=sleep, rng=rng, pacing=pacing)
+    phase = _answer_phase(services, options, sleep, rng)
     # A matrix leg answers its shard only; the run still records the whole suite's hashes.
     prompts = options.shard.select(suite.prompts) if options.shard else suite.prompts
     started_at = datetime.now(UTC)
-    asking = _Asking(session, suite, prompts, options, progress_stream, stop)
+    asking = _Asking(session, suite, prompts, options, progress_stream, stop, phase)
     try:
         responses, results, record = await _answer(asking, baseline)
     finally:
         await session.aclose()
+        await phase.aclose()
     finished_at = datetime.now(UTC)
     session.pacing.log(config.model_id, progress_stream, enabled=options.show_progress)
     kept = [response.bounded() for response in responses]  # what is stored
@@ -127,10 +139,46 @@ async def run_suite(
         llm_responses=kept,
         started_at=started_at,
         finished_at=finished_at,
-        provenance=provenance(suite, options, record, responses),
+        provenance=_served_provenance(
+            provenance(suite, options, record, responses), suite, responses, phase
+        ),
+        services=phase.usage(),
         incomplete=STOPPED_ERROR if stop is not None and stop.is_set() else None,
         rate_limited=session.pacing.rate_limited,
         paced_seconds=round(session.pacing.waited, 3),
+    )
+
+
+def _answer_phase(
+    services: Sequence[AnswerService],
+    options: RunOptions,
+    sleep: Sleep,
+    rng: random.Random | None,
+) -> AnswerPhase:
+    """The run's answer phase: its services, within the run's concurrency, timeout and retries."""
+    for service in services:
+        service.check_environment()
+    return AnswerPhase.of(
+        services,
+        concurrency=options.concurrency,
+        timeout=options.timeout,
+        max_retries=options.max_retries,
+        sleep=sleep,
+        rng=rng or random.Random(),
+    )
+
+
+def _served_provenance(
+    base: Provenance, suite: SuiteSpec, responses: Sequence[LLMResponse], phase: AnswerPhase
+) -> Provenance:
+    """``base`` with what the answer services add: the embedding model, the judge."""
+    judge = next((s for s in phase.services.values() if isinstance(s, JudgeService)), None)
+    capped = judge.capped if judge is not None else 0  # requests the judge's cap refused
+    return base.model_copy(
+        update={
+            "embedding": embedding_info(suite, responses, phase.served),
+            "judge": judge_info(suite, phase.served, capped),
+        }
     )
 
 
@@ -145,12 +193,24 @@ class _Asking:
     options: RunOptions
     stream: TextIO | None
     stop: asyncio.Event | None
+    phase: AnswerPhase
 
     async def answer(self, jobs: Iterable[Job], progress: RunProgress) -> list[LLMResponse]:
         try:
             return await self.session.answer(jobs, progress, stop=self.stop)
         finally:
             progress.finish()
+
+    async def scored(
+        self, responses: list[LLMResponse]
+    ) -> tuple[list[LLMResponse], list[ProbeResult]]:
+        """The answer phase, then scoring: the answers (with their vectors) and their results."""
+        # The judge's canaries ride with the first stage (later stages find them served), and
+        # go first: a request cap must leave the judge checked before it judges answers.
+        requests = canary_requests(self.suite) + stage_requests(self.suite, responses)
+        served = await self.phase.serve(requests) if requests else self.phase.served
+        responses = with_vectors(self.suite, responses, served)
+        return responses, score_responses(self.suite, responses, served)
 
 
 async def _answer(
@@ -163,8 +223,8 @@ async def _answer(
         jobs = plan(asking.prompts, options.sample_count)
         total = len(asking.prompts) * options.sample_count
         progress = RunProgress(total, stream=asking.stream, enabled=options.show_progress)
-        responses = await asking.answer(jobs, progress)
-        return responses, score_responses(asking.suite, responses), None
+        responses, results = await asking.scored(await asking.answer(jobs, progress))
+        return responses, results, None
     answers = await answer_adaptive(asking, baseline)
     return answers.responses, answers.results, answers.record
 
@@ -239,9 +299,9 @@ async def answer_adaptive(asking: _Asking, baseline: Baseline | None) -> Adaptiv
             enabled=bar and stage == 1,  # later stages print a line each
             label=f"promptcanary stage {stage}",
         )
-        new = await asking.answer(jobs, progress)
+        new, scored = await asking.scored(await asking.answer(jobs, progress))
         responses.extend(new)
-        results.extend(score_responses(suite, new))
+        results.extend(scored)
         asked.update(targets)
         targets = {} if stop is not None and stop.is_set() else sequencer.look(results, responses)
         if bar:

@@ -33,6 +33,7 @@ from promptcanary.core.verdict.gate import (
     untrustworthy,
 )
 from promptcanary.core.verdict.served import ServedModelChange, served_change
+from promptcanary.core.verdict.judging import capped_note, judge_change, judged_inconclusive
 from promptcanary.core.verdict.usage import (
     CostLookup,
     UsageComparison,
@@ -121,6 +122,9 @@ class Evaluation:
     """The policy's approval when it covered at least one regression of this run."""
     served_change: ServedModelChange | None = None
     """The run was served by a model id or fingerprint the baseline never saw."""
+    judge_changed: str | None = None
+    """Why the run's LLM judge is not the baseline's (its judged comparisons are then
+    inconclusive and the run is not promoted); ``None`` when it is the same or there is none."""
 
     def snapshot(self, pool_size: int = DEFAULT_POOL) -> BaselineSnapshot:
         """The run as the baseline it may become: the pool of the last ``pool_size`` promoted
@@ -305,6 +309,11 @@ def decide(
     The served models are compared with ``baseline``'s run, or ``baseline_run`` (re-judging
     keeps the baseline's run, not its snapshot).
     """
+    # A judge that changed since the baseline cannot tell what the model did: its comparisons
+    # are inconclusive, not regressions, and the run is not promoted (core/verdict/judging.py).
+    changed_judge = judge_change(run, baseline)
+    if changed_judge is not None:
+        drift = judged_inconclusive(drift, changed_judge)
     approved, gated = _apply_approval(drift, policy.approval)
     findings, notes = usage_findings(usage, policy.usage_limits) if usage else ([], [])
     served = served_change(baseline.run_result if baseline is not None else baseline_run, run)
@@ -313,6 +322,13 @@ def decide(
     if gates_model and rule.allowed and policy.promotion == "if_clean":
         # Like a usage gate: what failed the step must not become the reference.
         rule = Promotion(False, "the served model changed (fail-on-model-change)")
+    if changed_judge is not None:
+        notes.append(f"Judged comparisons are inconclusive: the judge changed ({changed_judge}).")
+        if rule.allowed:
+            rule = Promotion(False, "the judge changed since the baseline")
+    capped = capped_note(run)
+    if capped:
+        notes.append(capped)
     if baseline is not None and now is not None:
         stale = age_note(baseline, now, policy.baseline_max_age_days)
         if stale:
@@ -336,4 +352,5 @@ def decide(
         approved=tuple(approved),
         approval=policy.approval if approved else None,
         served_change=served,
+        judge_changed=changed_judge,
     )

@@ -37,6 +37,7 @@ PUBLISHED_INPUTS = {
     "concurrency",
     "timeout",
     "max-retries",
+    "max-judge-requests",
     "max-error-rate",
     "max-latency-increase",
     "max-token-increase",

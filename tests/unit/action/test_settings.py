@@ -40,6 +40,7 @@ NUMBERS = [
     ("concurrency", "concurrency", "1", 1, "0", "must be an integer ≥ 1"),
     ("concurrency", "concurrency", "32", 32, "many", "must be an integer ≥ 1"),
     ("max-retries", "max_retries", "0", 0, "-1", "must be an integer ≥ 0"),
+    ("max-judge-requests", "max_judge_requests", "1", 1, "0", "must be an integer ≥ 1"),
     ("max-tokens", "max_tokens", "1", 1, "0", "must be an integer ≥ 1 and ≤ 1000000"),
     (
         "max-tokens",

@@ -91,6 +91,11 @@ PARAMETER_SETS: dict[str, list[dict[str, Any]]] = {
         },
         {"schema": {}},
     ],
+    # Scored without the answer phase (probe(prompt, response)) it is errored, never raises.
+    "llm_judge": [
+        {"rubric": "Answers the question.", "judge_model": "openai/judge"},
+        {"rubric": "Not worse.", "mode": "pairwise", "judge_model": "j", "judge_samples": 3},
+    ],
 }
 
 CASES = [
