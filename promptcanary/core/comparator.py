@@ -27,6 +27,7 @@ from promptcanary.core.models import (
     ResultRef,
 )
 from promptcanary.core.sampling.sequencer import RunDecisions, comparison_fields, decide_run
+from promptcanary.core.semantic_rows import meaning_rows
 
 DEFAULT_THRESHOLD = 0.05
 """The smallest score change that is a regression (or an improvement) unless the thresholds
@@ -232,6 +233,10 @@ def compare(
         if decided is not None:  # always: the run recorded the procedure it sampled by
             comparisons = _with_sequential_decisions(comparisons, decided)
             pool_runs = decided.pooled.runs
+            if decided.meaning is not None:  # semantic_drift (issue #28): the meaning rows
+                rows, no_pool = meaning_rows(decided.meaning, decided.decisions, baseline, current)
+                comparisons += rows
+                found.new_probes += no_pool
         statistical, alpha = True, record.alpha
     base_set, cur_set = set(found.base_prompts), set(found.cur_prompts)
     return DriftReport(

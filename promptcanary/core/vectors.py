@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import math
+import operator
 import struct
 from array import array
 from collections.abc import Sequence
@@ -64,10 +65,10 @@ def decode(text: str) -> Vector:
     quantised.frombytes(raw[4:])
     if not math.isfinite(scale):
         raise VectorError("a stored vector's scale is not finite")
-    try:
-        return checked(quantised.tolist())
-    except VectorError:
-        raise VectorError("a stored vector is all zeros") from None
+    norm = math.sqrt(sum(map(operator.mul, quantised, quantised)))
+    if norm == 0.0:
+        raise VectorError("a stored vector is all zeros")
+    return tuple(v / norm for v in quantised)
 
 
 def dimension(text: str) -> int:
