@@ -212,11 +212,14 @@ def _run_one(
 ) -> Evaluation:
     """Run ``suite`` on one model, write what was asked for; the evaluation of the run."""
     from promptcanary.core.run.runner import run_suite_blocking
+    from promptcanary.providers.factory import services_for
 
     spec, provider = model
     record = _per_model(args.record, spec.model, several) if args.record else None
     baseline = _given_baseline(args)
-    run = run_suite_blocking(suite, provider, _run_options(args, record), baseline=baseline)
+    options = _run_options(args, record)
+    services = services_for(suite)  # the embedding model of semantic_drift:, checked first
+    run = run_suite_blocking(suite, provider, options, baseline=baseline, services=services)
     print(format_run(run), file=out)
     if args.output_json:
         target = _per_model(args.output_json, spec.model, several)

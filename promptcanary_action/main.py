@@ -264,6 +264,7 @@ async def _run_all(
     plan = [(loaded, spec) for loaded in suites for spec in models_for(loaded, step.settings)]
     # Every model is checked (known, key set, recording readable) before the first request.
     providers = build_providers([(s, loaded.path.parent) for loaded, s in plan], effects.provider)
+    services = {id(loaded): effects.services(loaded.suite) for loaded in suites}
     for (loaded, spec), provider in zip(plan, providers, strict=True):
         if effects.cancellation.requested:
             return pairs  # no new pair after a cancel: the report says the run stopped
@@ -276,6 +277,7 @@ async def _run_all(
                     ref=step.activity.baseline_ref,
                     provider_factory=lambda *_, built=provider: built,
                     cancellation=effects.cancellation,
+                    services=services[id(loaded)],
                 )
             )
     return pairs

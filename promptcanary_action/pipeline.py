@@ -23,6 +23,7 @@ from promptcanary.core.models import (
     ProbeComparison,
     ResultRef,
 )
+from promptcanary.core.run.answer_phase import AnswerService
 from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.runner import run_suite
@@ -40,6 +41,8 @@ from promptcanary_action.outcome import BaselineStatus, PairOutcome
 from promptcanary_action.settings import Settings
 
 ProviderFactory = Callable[[str, dict[str, Any], Path], BaseLLMProvider]
+ServiceFactory = Callable[[SuiteSpec], list[AnswerService]]
+"""The answer services a suite needs (its embedding model), checked before any request."""
 
 
 @dataclass(frozen=True)
@@ -229,6 +232,7 @@ async def run_pair(
     ref: str,
     provider_factory: ProviderFactory,
     cancellation: Cancellation | None = None,
+    services: Sequence[AnswerService] = (),
 ) -> PairOutcome:
     """Run one suite on one model (this leg's shard of it, when set), then judge the run.
 
@@ -245,7 +249,9 @@ async def run_pair(
     stop = cancellation.stop_event() if cancellation is not None else None
     options = run_options(judging.settings, sha=judging.sha, ref=ref)
     # samples: auto decides against the baseline (and its pool) while it samples.
-    run = await run_suite(loaded.suite, provider, options, baseline=found.baseline, stop=stop)
+    run = await run_suite(
+        loaded.suite, provider, options, baseline=found.baseline, stop=stop, services=services
+    )
     if cancellation is not None and cancellation.reason is not None:
         run = run.model_copy(update={"incomplete": cancellation.reason})
     return judge_run(loaded, model_id, run, judging, found=found)

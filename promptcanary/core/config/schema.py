@@ -37,10 +37,12 @@ from promptcanary.core.probes.registry import ProbeClass, registry_or_active
 from promptcanary.core.run.options import samples_problem
 from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.spec import (
+    DEFAULT_MIN_SHIFT,
     MODEL_KEYS,
     ModelSpec,
     ProbeBinding,
     RunDefaults,
+    SemanticDriftSpec,
     SuiteError,
     SuiteSpec,
     probe_key_for,
@@ -56,6 +58,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "PROBE_ENTRY_KEYS",
     "PROMPT_KEYS",
+    "SEMANTIC_DRIFT_KEYS",
     "SUITE_KEYS",
     "SourceMap",
     "SuiteConfigError",
@@ -137,6 +140,13 @@ class _PromptDoc(_Doc):
         return value
 
 
+class _SemanticDriftDoc(_Doc):
+    embedding_model: str = Field(min_length=1)
+    api_base: str | None = Field(default=None, min_length=1)
+    apply_to: _ApplyToDoc | None = None
+    min_shift: float = Field(default=DEFAULT_MIN_SHIFT, gt=0, le=1)
+
+
 class _SuiteDoc(_Doc):
     name: str = Field(min_length=1)
     description: str = ""
@@ -144,6 +154,7 @@ class _SuiteDoc(_Doc):
     system_prompt: str | None = None
     models: list[Any] = Field(default_factory=list)
     defaults: _DefaultsDoc | None = None
+    semantic_drift: _SemanticDriftDoc | None = None
     probes: list[dict[str, Any]] = Field(default_factory=list)
     prompts: list[_PromptDoc] = Field(default_factory=list)
 
@@ -152,6 +163,7 @@ SUITE_KEYS: tuple[str, ...] = tuple(_SuiteDoc.model_fields)
 PROMPT_KEYS: tuple[str, ...] = tuple(_PromptDoc.model_fields)
 DEFAULTS_KEYS: tuple[str, ...] = tuple(_DefaultsDoc.model_fields)
 APPLY_TO_KEYS: tuple[str, ...] = tuple(_ApplyToDoc.model_fields)
+SEMANTIC_DRIFT_KEYS: tuple[str, ...] = tuple(_SemanticDriftDoc.model_fields)
 PROBE_ENTRY_KEYS: tuple[str, ...] = ("type", "id", "apply_to")
 """Reserved keys of a probe entry; every other key is a constructor parameter of the probe."""
 
@@ -165,6 +177,7 @@ def valid_keys() -> dict[str, tuple[str, ...]]:
         "probe entry": PROBE_ENTRY_KEYS,
         "apply_to": APPLY_TO_KEYS,
         "model entry": MODEL_KEYS,
+        "semantic_drift": SEMANTIC_DRIFT_KEYS,
     }
 
 
@@ -229,6 +242,8 @@ def _keys_of(owner: Loc) -> tuple[str, ...]:
         ("prompts",): PROMPT_KEYS,
         ("defaults",): DEFAULTS_KEYS,
         ("probes", "apply_to"): APPLY_TO_KEYS,
+        ("semantic_drift",): SEMANTIC_DRIFT_KEYS,
+        ("semantic_drift", "apply_to"): APPLY_TO_KEYS,
     }
     return known.get(names, ())
 
@@ -484,6 +499,7 @@ def _build(
     _check_probe_keys(prompts, entries, context)
     models = _models(doc.models, context)
     defaults = RunDefaults(**doc.defaults.model_dump()) if doc.defaults else None
+    meaning = _semantic_drift(doc.semantic_drift)
     try:
         suite = suite_class(
             doc.name,
@@ -497,6 +513,7 @@ def _build(
             defaults=defaults,
             source_file=context.source,
             prompt_lines=prompt_lines,
+            semantic_drift=meaning,
         )
     except SuiteError as exc:  # our own checks above should have caught it with a line
         raise context.error(str(exc)) from None
@@ -507,6 +524,17 @@ def _build(
         if e.binding.prompt_id is None and not e.binding.apply_to_tags
     ]
     return suite
+
+
+def _semantic_drift(doc: _SemanticDriftDoc | None) -> SemanticDriftSpec | None:
+    if doc is None:
+        return None
+    return SemanticDriftSpec(
+        embedding_model=doc.embedding_model.strip(),
+        api_base=doc.api_base,
+        apply_to_tags=tuple(doc.apply_to.tags) if doc.apply_to else (),
+        min_shift=doc.min_shift,
+    )
 
 
 def _prompts(doc: _SuiteDoc, context: SourceMap) -> tuple[list[CanaryPrompt], dict[str, int]]:
@@ -680,9 +708,21 @@ def suite_to_yaml(suite: SuiteSpec) -> str:
     defaults = {k: v for k, v in vars(suite.defaults).items() if v is not None}
     if defaults:
         data["defaults"] = defaults
+    if suite.semantic_drift is not None:
+        data["semantic_drift"] = _semantic_drift_entry(suite.semantic_drift)
     data["probes"] = [_probe_entry(b) for b in suite.bindings if b.prompt_id is None]
     data["prompts"] = [_prompt_entry(suite, p) for p in suite.prompts]
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _semantic_drift_entry(spec: SemanticDriftSpec) -> dict[str, Any]:
+    entry: dict[str, Any] = {"embedding_model": spec.embedding_model}
+    if spec.api_base:
+        entry["api_base"] = spec.api_base
+    if spec.apply_to_tags:
+        entry["apply_to"] = {"tags": list(spec.apply_to_tags)}
+    entry["min_shift"] = spec.min_shift
+    return entry
 
 
 def _prompt_entry(suite: SuiteSpec, prompt: CanaryPrompt) -> dict[str, Any]:

@@ -91,6 +91,11 @@ PARAMETER_SETS: dict[str, list[dict[str, Any]]] = {
         },
         {"schema": {}},
     ],
+    # Without the answer phase it yields errored results (nothing was embedded), never a raise.
+    "semantic_similarity": [
+        {"reference": "We recommend the Pro plan."},
+        {"reference": "x", "threshold": -0.5, "embedding_model": "openai/text-embedding-3-small"},
+    ],
 }
 
 CASES = [
