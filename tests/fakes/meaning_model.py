@@ -44,7 +44,7 @@ def cluster_vector(text: str, paraphrase: float = 0.0) -> list[float]:
     """The vector of an answer text (see module doc); any other text gets a hashed vector."""
     match = _TEXT.match(text)
     if match is None:
-        return _unit(f"text:{text}")
+        return list(_unit(f"text:{text}"))
     prompt, meaning = match["prompt"], match["meaning"]
     parts = [
         (_fixed(f"meaning:{prompt}:{meaning}"), 1.0),
