@@ -138,6 +138,14 @@ def _ci(value: tuple[float, float] | None) -> Trusted:
     return Trusted(f"[{low:+.2f}, {high:+.2f}]")
 
 
+def _interval(value: tuple[float, float] | None) -> Trusted:
+    """An unsigned interval (a meaning shift's), three decimals."""
+    if value is None:
+        return Trusted("–")
+    low, high = value
+    return Trusted(f"[{low:.3f}, {high:.3f}]")
+
+
 def _plural(count: int, singular: str, plural: str | None = None) -> Trusted:
     word = singular if count == 1 else (plural or singular + "s")
     return Trusted(f"{count} {word}")
@@ -172,6 +180,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "pvalue": _pvalue,
     "evalue": _evalue,
     "ci": _ci,
+    "interval": _interval,
     "plural": _plural,
     "url": _url,
     "raw": _raw,
