@@ -9,6 +9,7 @@ survive to about three decimals, far below any shift the meaning comparison acts
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import operator
 import struct
@@ -52,8 +53,12 @@ def encode(vector: Sequence[float]) -> str:
     return base64.b64encode(struct.pack("<f", scale) + quantised.tobytes()).decode("ascii")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def decode(text: str) -> Vector:
-    """The unit vector :func:`encode` stored; :class:`VectorError` for a corrupt value."""
+    """The unit vector :func:`encode` stored; :class:`VectorError` for a corrupt value.
+
+    Cached: a pool's vectors are read by every run and every replay of one (a tuple is
+    immutable, so sharing it is safe)."""
     try:
         raw = base64.b64decode(text.encode("ascii"), validate=True)
     except (ValueError, UnicodeEncodeError):

@@ -99,6 +99,7 @@ class MeaningComparisons:
         self.outcomes: dict[str, Outcome] = {}
         self._decoded: dict[str, Vector] = {}
         self._mismatches: dict[tuple[object, object], str | None] = {}
+        self._pools: dict[tuple[str, object], tuple[list[Vector], str | None]] = {}
 
     @property
     def size(self) -> int:
@@ -172,6 +173,14 @@ class MeaningComparisons:
         return Decision(verdict, Counts(0, len(pool)), Counts(0, len(vectors)), evidence, 0.0)
 
     def _pool_for(self, pid: str, today: EmbeddingInfo | None) -> tuple[list[Vector], str | None]:
+        """The pooled vectors that count for ``pid`` today, or why none do (once per look's
+        embedding model: it changes only when today's check vector first arrives)."""
+        key = (pid, None if today is None else (today.model_id, today.dimension, today.check))
+        if key not in self._pools:
+            self._pools[key] = self._read_pool(pid, today)
+        return self._pools[key]
+
+    def _read_pool(self, pid: str, today: EmbeddingInfo | None) -> tuple[list[Vector], str | None]:
         if today is None:
             return [], "the run recorded no embedding model"
         usable: list[Vector] = []

@@ -66,10 +66,7 @@ class Shift:
 
 
 def _sum(vectors: Sequence[Vector], dim: int) -> list[float]:
-    total = [0.0] * dim
-    for v in vectors:
-        total = list(map(operator.add, total, v))
-    return total
+    return [math.fsum(column) for column in zip(*vectors, strict=True)] if vectors else [0.0] * dim
 
 
 def _dot(a: Sequence[float], b: Sequence[float]) -> float:
