@@ -1,5 +1,5 @@
-"""Meaning benchmark: how often the meaning comparison (``semantic_drift:``) cries wolf, how often it
-catches a change of meaning, and what it costs in answers and embedding requests.
+"""Meaning benchmark: how often the meaning comparison (``semantic_drift:``) cries wolf, how often
+it catches a change of meaning, and what it costs in answers and embedding requests.
 
 Through the real runner (``run_suite``, ``samples: auto``, the answer phase) and the real
 comparator (``compare``): a seeded provider answers 100 free-text prompts from known meanings
@@ -199,9 +199,10 @@ def main() -> None:
         t = total[row]
         per_prompt = t.answers / (t.runs * PROMPTS)
         detected = f"{t.flagged_target / t.runs:.1%}" if row in ("all", "half") else "–"
+        requests = t.requests / (t.runs * PROMPTS)
         table.append([
             ROW_NAMES[row], t.runs, f"{t.flagged_other / t.runs:.1%}", detected,
-            f"{per_prompt:.2f} ({per_prompt / base:.2f}×)", f"{t.requests / (t.runs * PROMPTS):.3f}",
+            f"{per_prompt:.2f} ({per_prompt / base:.2f}×)", f"{requests:.3f}",
         ])  # fmt: skip
     print_table(
         f"Meaning comparisons (semantic_drift:): {pools} pools × {runs} runs a row, "
