@@ -34,6 +34,11 @@ def checked(values: Sequence[object]) -> Vector:
     """``values`` as a unit-length vector; :class:`VectorError` says what is wrong with it."""
     if not isinstance(values, Sequence) or isinstance(values, str | bytes) or not values:
         raise VectorError("the embedding is empty")
+    if isinstance(values[0], Sequence) and not isinstance(values[0], str | bytes):
+        raise VectorError(
+            "the embedding is a list of vectors, one per token (the server pools none): use an "
+            "embedding model, or a server that returns one pooled vector per text"
+        )
     try:
         floats = [float(v) for v in values]  # type: ignore[arg-type]
     except (TypeError, ValueError):
