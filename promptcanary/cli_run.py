@@ -112,7 +112,10 @@ def _run_one(
     baseline = find_baseline(args, suite.name, provider.config.model_id)
     if baseline is not None:
         print(terminal_safe(_decides_against(baseline, args)), file=out)
-    services = _judge_services(suite, Path(args.config).parent, baseline)
+    from promptcanary.providers.factory import services_for
+
+    # The embedding model of semantic_drift: (checked first), then the judge of llm_judge probes.
+    services = [*services_for(suite), *_judge_services(suite, Path(args.config).parent, baseline)]
     run = run_suite_blocking(suite, provider, options, baseline=baseline, services=services)
     print(format_run(run), file=out)
     if args.output_json:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from promptcanary.core.run.provider import BaseLLMProvider
-from promptcanary.providers.factory import make_provider
+from promptcanary.providers.factory import make_provider, services_for
 from promptcanary.providers.litellm import prewarm
 from promptcanary_action.baselines.artifact import ArtifactBackend
 from promptcanary_action.baselines.base import BaselineBackend
@@ -27,7 +27,7 @@ from promptcanary_action.baselines.path import PathBackend
 from promptcanary_action.cancel import Cancellation
 from promptcanary_action.errors import UsageError
 from promptcanary_action.github.port import GitHubPort
-from promptcanary_action.pipeline import ProviderFactory
+from promptcanary_action.pipeline import ProviderFactory, ServiceFactory
 from promptcanary_action.settings import Settings
 from promptcanary_action.workflow import Workflow
 
@@ -51,6 +51,8 @@ class Effects:
     backend: Callable[[Settings, GitHubPort | None, Path], BaselineBackend]
     """The baseline store for ``(settings, github, working directory)``."""
     provider: ProviderFactory = real_provider
+    services: ServiceFactory = services_for
+    """The answer services of a suite (``semantic_drift:``'s embedding model)."""
     now: Callable[[], datetime] = utc_now
     prewarm: Callable[[], object] | None = None
     """Starts LiteLLM's slow import in the background, when a model needs it."""

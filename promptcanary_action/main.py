@@ -21,9 +21,9 @@ from typing import TextIO
 from promptcanary.core.config.schema import SuiteConfigError, load_suite
 from promptcanary.core.models import Approval, CanaryRunResult
 from promptcanary.core.probes.plugins import ProbeModuleError, import_probe_modules
-from promptcanary.core.run.pacing import Pacing
 from promptcanary.core.run.judge import CACHE_FILE as JUDGE_CACHE_FILE
 from promptcanary.core.run.judge import JudgeCache
+from promptcanary.core.run.pacing import Pacing
 from promptcanary.core.run.provider import MissingCredentialsError
 from promptcanary.providers.errors import ModelConfigError
 from promptcanary.providers.factory import REPLAY_PREFIX, build_providers
@@ -271,6 +271,7 @@ async def _run_all(
     # Every model is checked (known, key set, recording readable) before the first request.
     providers = build_providers([(s, loaded.path.parent) for loaded, s in plan], effects.provider)
     pacing = Pacing()  # one limiter per provider, key and endpoint, for every pair of the step
+    services = {id(loaded): effects.services(loaded.suite) for loaded in suites}
     for (loaded, spec), provider in zip(plan, providers, strict=True):
         if effects.cancellation.requested:
             return pairs  # no new pair after a cancel: the report says the run stopped
@@ -286,6 +287,7 @@ async def _run_all(
                     pacing=pacing,
                     judge_providers=effects.provider,
                     judge_cache=cache,
+                    services=services[id(loaded)],
                 )
             )
         _save_judge_cache(cache, cache_file, effects.workflow)

@@ -24,6 +24,7 @@ from promptcanary.core.models import (
     ProbeComparison,
     ResultRef,
 )
+from promptcanary.core.run.answer_phase import AnswerService
 from promptcanary.core.run.judge import JudgeCache, judge_services
 from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.pacing import Pacing
@@ -44,6 +45,8 @@ from promptcanary_action.outcome import BaselineStatus, PairOutcome
 from promptcanary_action.settings import Settings
 
 ProviderFactory = Callable[[str, dict[str, Any], Path], BaseLLMProvider]
+ServiceFactory = Callable[[SuiteSpec], list[AnswerService]]
+"""The answer services a suite needs (its embedding model), checked before any request."""
 
 
 @dataclass(frozen=True)
@@ -229,6 +232,7 @@ async def run_pair(
     pacing: Pacing | None = None,
     judge_providers: ProviderFactory | None = None,
     judge_cache: JudgeCache | None = None,
+    services: Sequence[AnswerService] = (),
 ) -> PairOutcome:
     """Run one suite on one model (this leg's shard of it, when set), then judge the run.
 
@@ -247,10 +251,10 @@ async def run_pair(
     stop = cancellation.stop_event() if cancellation is not None else None
     options = run_options(judging.settings, sha=judging.sha, ref=ref)
     # samples: auto decides against the baseline (and its pool) while it samples.
-    services = []
+    answer_services: list[AnswerService] = [*services]  # embeddings, then the judge
     if judge_providers is not None:
         folder = loaded.path.parent
-        services = judge_services(
+        answer_services += judge_services(
             loaded.suite,
             lambda model, params: judge_providers(model, params, folder),
             baseline=found.baseline,
@@ -259,7 +263,12 @@ async def run_pair(
             cost=judging.cost,
         )
     run = await run_suite(
-        loaded.suite, provider, options, baseline=found.baseline, stop=stop, services=services,
+        loaded.suite,
+        provider,
+        options,
+        baseline=found.baseline,
+        stop=stop,
+        services=answer_services,
         pacing=pacing,
     )
     if cancellation is not None and cancellation.reason is not None:

@@ -250,9 +250,11 @@ def start(
     log_path: Path | None = None,
     ready_timeout: float = 300.0,
     detach: bool = False,
+    embedding: bool = False,
 ) -> LocalServer:
     """Start the server on ``127.0.0.1`` (``port=0``: a free port) and wait until it answers a
-    chat completion. ``detach`` puts it in its own session, to outlive this process."""
+    chat completion (``embedding``: an embedding, the server serving ``/v1/embeddings``, run
+    beside the chat one). ``detach`` puts it in its own session, to outlive this process."""
     if not is_installed():
         raise ModelSetupError("the local model is not installed: run `make model-install`")
     port = port or free_port()
@@ -273,6 +275,8 @@ def start(
         "--n_threads_batch", threads,
         "--verbose", "False",
     ]  # fmt: skip
+    if embedding:
+        command += ["--embedding", "True"]
     if log_path is None:
         STATE_DIR.mkdir(exist_ok=True)
         log_path = STATE_DIR / f"server-{port}.log"
@@ -286,21 +290,26 @@ def start(
         )
     server = LocalServer(process, port, chat_format, seed, log_path, command)
     try:
-        wait_ready(server, ready_timeout)
+        wait_ready(server, ready_timeout, embedding=embedding)
     except BaseException:
         server.stop()
         raise
     return server
 
 
-def wait_ready(server: LocalServer, timeout: float) -> None:
-    """Poll until one tiny chat completion succeeds (the model is loaded and generating)."""
+def wait_ready(server: LocalServer, timeout: float, *, embedding: bool = False) -> None:
+    """Poll until one tiny chat completion (or embedding) succeeds: the model is loaded."""
     deadline = time.monotonic() + timeout
-    body = {
-        "model": MODEL_ALIAS,
-        "messages": [{"role": "user", "content": "Hi"}],
-        "max_tokens": 1,
-    }
+    path = "embeddings" if embedding else "chat/completions"
+    body: dict[str, object] = (
+        {"model": MODEL_ALIAS, "input": "Hi"}
+        if embedding
+        else {
+            "model": MODEL_ALIAS,
+            "messages": [{"role": "user", "content": "Hi"}],
+            "max_tokens": 1,
+        }
+    )
     last = "no answer yet"
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
@@ -309,7 +318,7 @@ def wait_ready(server: LocalServer, timeout: float) -> None:
                 f"its log ({server.log_path}) ends with:\n{server.log_tail()}"
             )
         try:
-            post_json(f"{server.api_base}/chat/completions", body, timeout=30)
+            post_json(f"{server.api_base}/{path}", body, timeout=30)
             return
         except (OSError, ValueError) as exc:
             last = str(exc)

@@ -27,6 +27,7 @@ from promptcanary.core.models import (
     ResultRef,
 )
 from promptcanary.core.sampling.sequencer import RunDecisions, comparison_fields, decide_run
+from promptcanary.core.semantic_rows import meaning_rows
 
 DEFAULT_THRESHOLD = 0.05
 """The smallest score change that is a regression (or an improvement) unless the thresholds
@@ -219,7 +220,6 @@ def compare(
         regression_threshold: Minimum score drop (Δ) to declare a regression.
         improvement_threshold: Minimum score gain (Δ) to declare an improvement.
         alpha: Significance level (false-discovery rate) for repeated-sample comparisons.
-
     Raises:
         ValueError: If suite names do not match (guards against comparing incompatible suites).
     """
@@ -236,6 +236,7 @@ def compare(
         if decided is not None:  # always: the run recorded the procedure it sampled by
             comparisons = _with_sequential_decisions(comparisons, decided)
             pool_runs = decided.pooled.runs
+            comparisons += _meaning_rows(decided, baseline, current, found)  # semantic_drift
         statistical, alpha = True, record.alpha
     base_set, cur_set = set(found.base_prompts), set(found.cur_prompts)
     return DriftReport(
@@ -257,6 +258,17 @@ def compare(
         adaptive=record,
         baseline_pool_runs=pool_runs,
     )
+
+
+def _meaning_rows(
+    decided: RunDecisions, baseline: BaselineSnapshot, current: CanaryRunResult, found: _Matching
+) -> list[ProbeComparison]:
+    """The meaning rows (issue #28); prompts whose pool holds no vector yet join the new probes."""
+    if decided.meaning is None:
+        return []
+    rows, no_pool = meaning_rows(decided.meaning, decided.decisions, baseline, current)
+    found.new_probes += no_pool
+    return rows
 
 
 def _with_sequential_decisions(

@@ -104,6 +104,8 @@ class ProbeCategory(str, Enum):
     SAFETY = "safety"
     TOOL_USE = "tool_use"
     FACTUAL = "factual"
+    SEMANTIC = "semantic"
+    """Meaning, in embedding space (``semantic_similarity``, ``semantic_drift:``)."""
     CUSTOM = "custom"
 
 
@@ -439,6 +441,22 @@ class ScoreSummary(BaseModel):
         return max(0.0, (self.score_sq_sum - self.n * mean * mean) / (self.n - 1)) ** 0.5
 
 
+class EmbeddingInfo(BaseModel):
+    """The embedding model behind a run's answer vectors, and its answer to a fixed text."""
+
+    model_id: str
+    dimension: int
+    check: str = ""
+    """The vector of :data:`promptcanary.core.vectors.CHECK_TEXT`, encoded: a model that now
+    returns other vectors for the same text is not compared with its old vectors."""
+    errors: list[str] = Field(default_factory=list)
+    """The distinct reasons answers (or the check text) got no vector, first ones first."""
+    prompts: list[str] = Field(default_factory=list)
+    """The prompts whose meaning the run compares."""
+    min_shift: float = 0.05
+    """The suite's ``semantic_drift: min_shift`` when the run was made."""
+
+
 class PoolEntry(BaseModel):
     """One promoted run, compactly: what a pooled baseline needs of it."""
 
@@ -450,19 +468,11 @@ class PoolEntry(BaseModel):
     texts: dict[str, str] = Field(default_factory=dict)
     """prompt id → digest of its answer, for prompts whose every answer was that one text."""
     results: dict[str, dict[str, ScoreSummary]] = Field(default_factory=dict)
+    vectors: dict[str, list[str]] = Field(default_factory=dict)
+    """prompt id → its answers' vectors (``semantic_drift:``), encoded; empty before it existed."""
+    embedding: EmbeddingInfo | None = None
+    """The embedding model of ``vectors``: another model's vectors are never compared."""
     """prompt id → probe key → summary."""
-
-
-class EmbeddingInfo(BaseModel):
-    """The embedding model behind a run's answer vectors, and its answer to a fixed text."""
-
-    model_id: str
-    dimension: int
-    check: str = ""
-    """The vector of :data:`promptcanary.core.vectors.CHECK_TEXT`, encoded: a model that now
-    returns other vectors for the same text is not compared with its old vectors."""
-    errors: list[str] = Field(default_factory=list)
-    """The distinct reasons answers (or the check text) got no vector, first ones first."""
 
 
 DEFAULT_JUDGE_TOLERANCE = 0.35
@@ -755,6 +765,28 @@ class BaselineSnapshot(BaseModel):
         return v
 
 
+class MeaningShift(BaseModel):
+    """What a meaning comparison (probe key ``semantic``) found, for reports."""
+
+    model_config = ConfigDict(frozen=True)
+
+    embedding_model: str
+    min_shift: float
+    shift: float | None = None
+    """The centroid shift ``½‖μ_current − μ_baseline‖²`` of the unit answer vectors."""
+    shift_ci: tuple[float, float] | None = None
+    """Estimate ± 1.96 jackknife standard errors (descriptive, like ``pass_rate_ci``)."""
+    reason: str | None = None
+    """Why the answers were not compared (the verdict is then *inconclusive*)."""
+    moved_answer: str | None = None
+    """Today's answer farthest from the baseline's answers (the one that moved most)."""
+    moved_sample: int | None = None
+    nearest_baseline_answer: str | None = None
+    """The baseline answer nearest to :attr:`moved_answer`."""
+    similarity: float | None = None
+    """Cosine similarity of those two answers."""
+
+
 class ProbeComparison(BaseModel):
     """Side-by-side comparison of a single probe between baseline and current run.
 
@@ -792,6 +824,8 @@ class ProbeComparison(BaseModel):
     """``samples: auto`` only: same, regressed, improved or inconclusive."""
     e_value: float | None = None
     """``samples: auto`` only: the evidence for the verdict's direction (``p_value`` is 1/e)."""
+    semantic: MeaningShift | None = None
+    """Set on a meaning comparison (``semantic_drift:``, probe key ``semantic``)."""
 
     @property
     def inconclusive(self) -> bool:

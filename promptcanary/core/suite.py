@@ -7,6 +7,7 @@ YAML format (:mod:`promptcanary.core.config.schema`). This module imports downwa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.core.probes.registry import ProbeRegistry
+from promptcanary.core.run.answer_phase import AnswerService
 from promptcanary.core.run.options import RunOptionError, RunOptions
 from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.runner import run_suite, run_suite_blocking
@@ -55,6 +57,7 @@ class CanarySuite(SuiteSpec):
         show_progress: bool = True,
         samples: Samples | None = None,
         baseline: Baseline | None = None,
+        services: Sequence[AnswerService] = (),
         **options: Any,
     ) -> CanaryRunResult:
         """Run all prompts against the provider, apply all probes, return results.
@@ -64,10 +67,11 @@ class CanarySuite(SuiteSpec):
         ``baseline`` (a snapshot, or a list of snapshots = the pool) is decided. ``options`` are
         further :class:`RunOptions` fields (``min_samples``, ``max_samples``, ``baseline_pool``,
         ``concurrency``, ``timeout``, ``max_retries``, ``record``, ``git_sha``, ``git_ref``,
-        ``shard``).
+        ``shard``). ``services`` are the answer services the suite needs (for ``semantic_drift:``
+        an embedding model: ``promptcanary.providers.factory.services_for(suite)``).
         """
         given = _run_options(temperature, max_tokens, seed, show_progress, samples, options)
-        return run_suite_blocking(self, provider, given, baseline=baseline)
+        return run_suite_blocking(self, provider, given, baseline=baseline, services=services)
 
     async def arun(
         self,
@@ -79,11 +83,12 @@ class CanarySuite(SuiteSpec):
         show_progress: bool = True,
         samples: Samples | None = None,
         baseline: Baseline | None = None,
+        services: Sequence[AnswerService] = (),
         **options: Any,
     ) -> CanaryRunResult:
         """The asynchronous form of :meth:`run`."""
         given = _run_options(temperature, max_tokens, seed, show_progress, samples, options)
-        return await run_suite(self, provider, given, baseline=baseline)
+        return await run_suite(self, provider, given, baseline=baseline, services=services)
 
     # ── YAML ─────────────────────────────────────────────────────────────────
 

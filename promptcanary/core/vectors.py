@@ -9,7 +9,9 @@ survive to about three decimals, far below any shift the meaning comparison acts
 from __future__ import annotations
 
 import base64
+import functools
 import math
+import operator
 import struct
 from array import array
 from collections.abc import Sequence
@@ -32,6 +34,11 @@ def checked(values: Sequence[object]) -> Vector:
     """``values`` as a unit-length vector; :class:`VectorError` says what is wrong with it."""
     if not isinstance(values, Sequence) or isinstance(values, str | bytes) or not values:
         raise VectorError("the embedding is empty")
+    if isinstance(values[0], Sequence) and not isinstance(values[0], str | bytes):
+        raise VectorError(
+            "the embedding is a list of vectors, one per token (the server pools none): use an "
+            "embedding model, or a server that returns one pooled vector per text"
+        )
     try:
         floats = [float(v) for v in values]  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -51,8 +58,12 @@ def encode(vector: Sequence[float]) -> str:
     return base64.b64encode(struct.pack("<f", scale) + quantised.tobytes()).decode("ascii")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def decode(text: str) -> Vector:
-    """The unit vector :func:`encode` stored; :class:`VectorError` for a corrupt value."""
+    """The unit vector :func:`encode` stored; :class:`VectorError` for a corrupt value.
+
+    Cached: a pool's vectors are read by every run and every replay of one (a tuple is
+    immutable, so sharing it is safe)."""
     try:
         raw = base64.b64decode(text.encode("ascii"), validate=True)
     except (ValueError, UnicodeEncodeError):
@@ -64,10 +75,10 @@ def decode(text: str) -> Vector:
     quantised.frombytes(raw[4:])
     if not math.isfinite(scale):
         raise VectorError("a stored vector's scale is not finite")
-    try:
-        return checked(quantised.tolist())
-    except VectorError:
-        raise VectorError("a stored vector is all zeros") from None
+    norm = math.sqrt(sum(map(operator.mul, quantised, quantised)))
+    if norm == 0.0:
+        raise VectorError("a stored vector is all zeros")
+    return tuple(v / norm for v in quantised)
 
 
 def dimension(text: str) -> int:

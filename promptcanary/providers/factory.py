@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from promptcanary.core.run.answer_phase import AnswerService
 from promptcanary.core.run.provider import BaseLLMProvider
 
 if TYPE_CHECKING:
@@ -81,3 +82,57 @@ def providers_for(suite: SuiteSpec, *, base_dir: Path | None = None) -> list[Bas
     ``base_dir``, by default the working directory: give the suite file's folder)."""
     folder = base_dir if base_dir is not None else Path.cwd()
     return build_providers([(spec, folder) for spec in suite.models])
+
+
+def embedding_model_of(suite: SuiteSpec) -> tuple[str, dict[str, Any]] | None:
+    """The suite's embedding model and its parameters: ``semantic_drift:``'s, else the one its
+    ``semantic_similarity`` probes name; ``None`` when nothing needs one.
+
+    Raises:
+        ModelConfigError: probes that name different embedding models (one model a run).
+    """
+    from promptcanary.core.probes.served import EMBEDDING, ServedProbe
+    from promptcanary.providers.errors import ModelConfigError
+
+    named = {
+        (str(getattr(b.probe, "embedding_model", "")), str(getattr(b.probe, "api_base", "") or ""))
+        for b in suite.bindings
+        if isinstance(b.probe, ServedProbe) and EMBEDDING in getattr(b.probe, "services", ())
+    }
+    named.discard(("", ""))
+    if suite.semantic_drift is not None:
+        spec = suite.semantic_drift
+        others = sorted(m for m, _ in named if m and m != spec.embedding_model)
+        if others:
+            raise ModelConfigError(
+                f"a semantic_similarity probe names embedding model {others[0]!r} but "
+                f"semantic_drift uses {spec.embedding_model!r}: a run embeds with one model; "
+                "drop the probe's embedding_model"
+            )
+        return spec.embedding_model, spec.params
+    if len(named) > 1:
+        models = ", ".join(sorted(m for m, _ in named))
+        raise ModelConfigError(
+            f"the suite's semantic_similarity probes name different embedding models ({models}): "
+            "a run embeds with one model; set it once in `semantic_drift: embedding_model`"
+        )
+    if not named:
+        return None
+    model, api_base = named.pop()
+    return model, {"api_base": api_base} if api_base else {}
+
+
+def services_for(suite: SuiteSpec) -> list[AnswerService]:
+    """The answer services a suite needs (its embedding model through LiteLLM), checked before
+    the first request: an unknown model (``ModelConfigError``) or a missing key
+    (``MissingCredentialsError``) stops the run before it starts."""
+    found = embedding_model_of(suite)
+    if found is None:
+        return []
+    from promptcanary.core.run.embedder import EmbeddingService
+    from promptcanary.providers.litellm import LiteLLMEmbedder
+
+    model, params = found
+    service = EmbeddingService(LiteLLMEmbedder(model, **params))
+    service.check_environment()
+    return [service]

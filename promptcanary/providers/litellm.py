@@ -84,6 +84,10 @@ def import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    # LiteLLM's OpenAI and Azure embedding paths read `max_retries or DEFAULT_MAX_RETRIES`, so
+    # our max_retries=0 would still give the SDK's two retries there; the runner retries.
+    litellm.DEFAULT_MAX_RETRIES = 0
+
     if not _tuned:  # runs on every call: keep that path cheap
         # Its "Give Feedback / Get Help" banner goes to stdout on every error: noise in CI logs.
         litellm.suppress_debug_info = True

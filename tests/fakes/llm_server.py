@@ -8,6 +8,11 @@ Endpoints
 * ``POST /v1/chat/completions`` (also ``/chat/completions``): OpenAI chat-completion format.
   ``"stream": true`` is answered with a 400 (the engine never streams).
 * ``GET /v1/models`` (also ``/models``): a model list.
+* ``POST /v1/embeddings`` (also ``/embeddings``): OpenAI embeddings format. A text's vector is
+  ``server.embedding_of(text)`` (default: 8 numbers hashed from the text);
+  ``server.embedding_errors`` is a queue of ``(status, headers)`` answered to the next requests
+  before any vector (e.g. a 429 storm with ``Retry-After``); ``server.embedding_requests`` holds
+  every request body.
 
 Script
 ------
@@ -59,6 +64,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import itertools
 import json
 import random
@@ -90,6 +96,7 @@ WEATHER_TOOL: dict[str, Any] = {
 """A tool in OpenAI's format, for tests that send tools through the server."""
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+EMBEDDINGS_PATHS = ("/v1/embeddings", "/embeddings")
 MODELS_PATHS = ("/v1/models", "/models")
 
 _ERROR_TYPES = {
@@ -266,7 +273,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self._read_body()
         path = self.path.split("?", 1)[0].rstrip("/")
-        if path not in CHAT_PATHS:
+        if path not in CHAT_PATHS and path not in EMBEDDINGS_PATHS:
             self._error(404, f"Unknown path {self.path}")
             return
         try:
@@ -276,6 +283,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not isinstance(body, dict):
             self._error(400, "Request body must be a JSON object")
+            return
+        if path in EMBEDDINGS_PATHS:
+            self.server.fake._handle_embeddings(self, body)
             return
         self.server.fake._handle_chat(self, path, body)
 
@@ -327,6 +337,11 @@ def _text_of(content: Any) -> str:
     return str(content)
 
 
+def _hashed_embedding(text: str) -> list[float]:
+    digest = hashlib.sha256(text.encode()).digest()
+    return [(b - 127.5) / 127.5 for b in digest[:8]]
+
+
 def _rough_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4) if text else 0
 
@@ -357,6 +372,9 @@ class FakeLLMServer:
         self.served_model: str | None = None
         """The ``model`` answers name; the request's model when ``None``."""
         self.fingerprint: str | None = "fp_fake"
+        self.embedding_of: Callable[[str], Any] = _hashed_embedding
+        self.embedding_errors: list[tuple[int, dict[str, str]]] = []
+        self.embedding_requests: list[dict[str, Any]] = []
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> Self:
@@ -648,6 +666,34 @@ class FakeLLMServer:
         else:
             spec["_error"] = False
         return rule_index, spec
+
+    def _handle_embeddings(self, handler: _Handler, body: dict[str, Any]) -> None:
+        with self._lock:
+            self.embedding_requests.append(body)
+            error = self.embedding_errors.pop(0) if self.embedding_errors else None
+        if error is not None:
+            status, headers = error
+            handler._error(status, f"scripted error {status}", headers)
+            return
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not texts:
+            handler._error(400, "input must be a string or a non-empty list of strings")
+            return
+        data = [
+            {"object": "embedding", "index": i, "embedding": self.embedding_of(str(t))}
+            for i, t in enumerate(texts)
+        ]
+        tokens = sum(_rough_tokens(str(t)) for t in texts)
+        handler._send_json(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", "fake-embed"),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+        )
 
     def _handle_chat(self, handler: _Handler, path: str, body: dict[str, Any]) -> None:
         record = self._record(handler, path, body)

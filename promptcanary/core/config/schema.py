@@ -35,7 +35,12 @@ from promptcanary.core.config.source import (
     read_suite_file,
 )
 from promptcanary.core.messages import ChatMessage, conversation_problem
-from promptcanary.core.models import DEFAULT_JUDGE_TOLERANCE, MAX_TOKENS_CAP, CanaryPrompt, default_prompt_id
+from promptcanary.core.models import (
+    DEFAULT_JUDGE_TOLERANCE,
+    MAX_TOKENS_CAP,
+    CanaryPrompt,
+    default_prompt_id,
+)
 from promptcanary.core.probes import BaseProbe, ProbeRegistry
 from promptcanary.core.probes.llm_judge import MAX_JUDGE_SAMPLES, LLMJudgeProbe
 from promptcanary.core.probes.registry import ProbeClass, registry_or_active
@@ -43,12 +48,14 @@ from promptcanary.core.run.options import option_rule, samples_problem
 from promptcanary.core.sampling.sequential import MAX_SAMPLES_CAP
 from promptcanary.core.spec import (
     DEFAULT_CHECK_VOTES,
+    DEFAULT_MIN_SHIFT,
     MODEL_KEYS,
     JudgeCheck,
     JudgeSpec,
     ModelSpec,
     ProbeBinding,
     RunDefaults,
+    SemanticDriftSpec,
     SuiteError,
     SuiteSpec,
     probe_key_for,
@@ -65,6 +72,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "PROBE_ENTRY_KEYS",
     "PROMPT_KEYS",
+    "SEMANTIC_DRIFT_KEYS",
     "SUITE_KEYS",
     "SourceMap",
     "SuiteConfigError",
@@ -200,6 +208,13 @@ class _JudgeCheckDoc(_Doc):
     context: str | None = None
 
 
+class _SemanticDriftDoc(_Doc):
+    embedding_model: str = Field(min_length=1)
+    api_base: str | None = Field(default=None, min_length=1)
+    apply_to: _ApplyToDoc | None = None
+    min_shift: float = Field(default=DEFAULT_MIN_SHIFT, gt=0, le=1)
+
+
 class _SuiteDoc(_Doc):
     name: str = Field(min_length=1)
     description: str = ""
@@ -207,6 +222,7 @@ class _SuiteDoc(_Doc):
     system_prompt: str | None = None
     models: list[Any] = Field(default_factory=list)
     defaults: _DefaultsDoc | None = None
+    semantic_drift: _SemanticDriftDoc | None = None
     probes: list[dict[str, Any]] = Field(default_factory=list)
     prompts: list[_PromptDoc] = Field(default_factory=list)
     judge: _JudgeDoc | None = None
@@ -218,6 +234,7 @@ PROMPT_KEYS: tuple[str, ...] = tuple(_PromptDoc.model_fields)
 DEFAULTS_KEYS: tuple[str, ...] = tuple(_DefaultsDoc.model_fields)
 DATASET_KEYS: tuple[str, ...] = tuple(_DatasetDoc.model_fields)
 APPLY_TO_KEYS: tuple[str, ...] = tuple(_ApplyToDoc.model_fields)
+SEMANTIC_DRIFT_KEYS: tuple[str, ...] = tuple(_SemanticDriftDoc.model_fields)
 PROBE_ENTRY_KEYS: tuple[str, ...] = ("type", "id", "apply_to")
 """Reserved keys of a probe entry; every other key is a constructor parameter of the probe."""
 
@@ -232,6 +249,7 @@ def valid_keys() -> dict[str, tuple[str, ...]]:
         "apply_to": APPLY_TO_KEYS,
         "dataset": DATASET_KEYS,
         "model entry": MODEL_KEYS,
+        "semantic_drift": SEMANTIC_DRIFT_KEYS,
     }
 
 
@@ -304,6 +322,8 @@ def _keys_of(owner: Loc) -> tuple[str, ...]:
         ("prompts", "dataset"): DATASET_KEYS,
         ("judge",): tuple(_JudgeDoc.model_fields),
         ("judge_checks",): tuple(_JudgeCheckDoc.model_fields),
+        ("semantic_drift",): SEMANTIC_DRIFT_KEYS,
+        ("semantic_drift", "apply_to"): APPLY_TO_KEYS,
     }
     return known.get(names, ())
 
@@ -605,6 +625,7 @@ def _build(
     _check_probe_keys(prompts, entries, context)
     models = _models(doc.models, context)
     defaults = RunDefaults(**doc.defaults.model_dump()) if doc.defaults else None
+    meaning = _semantic_drift(doc.semantic_drift)
     try:
         suite = suite_class(
             doc.name,
@@ -620,6 +641,7 @@ def _build(
             prompt_lines=prompt_lines,
             prompt_rows=_prompt_rows(drafts, prompts),
             judge=judge,
+            semantic_drift=meaning,
         )
     except SuiteError as exc:  # our own checks above should have caught it with a line
         raise context.error(str(exc)) from None
@@ -672,6 +694,17 @@ def _prompt_fields(entry: _PromptDoc) -> dict[str, Any]:
     """A prompt entry's CanaryPrompt fields (its probes and rows apart)."""
     return entry.model_dump(
         exclude={"probes", "vars", "dataset", "row_key"}, exclude_none=True, exclude_unset=True
+    )
+
+
+def _semantic_drift(doc: _SemanticDriftDoc | None) -> SemanticDriftSpec | None:
+    if doc is None:
+        return None
+    return SemanticDriftSpec(
+        embedding_model=doc.embedding_model.strip(),
+        api_base=doc.api_base,
+        apply_to_tags=tuple(doc.apply_to.tags) if doc.apply_to else (),
+        min_shift=doc.min_shift,
     )
 
 
@@ -883,9 +916,21 @@ def suite_to_yaml(suite: SuiteSpec) -> str:
     defaults = {k: v for k, v in vars(suite.defaults).items() if v is not None}
     if defaults:
         data["defaults"] = defaults
+    if suite.semantic_drift is not None:
+        data["semantic_drift"] = _semantic_drift_entry(suite.semantic_drift)
     data["probes"] = [_probe_entry(b) for b in suite.bindings if b.prompt_id is None]
     data["prompts"] = [_prompt_entry(suite, p) for p in suite.prompts]
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _semantic_drift_entry(spec: SemanticDriftSpec) -> dict[str, Any]:
+    entry: dict[str, Any] = {"embedding_model": spec.embedding_model}
+    if spec.api_base:
+        entry["api_base"] = spec.api_base
+    if spec.apply_to_tags:
+        entry["apply_to"] = {"tags": list(spec.apply_to_tags)}
+    entry["min_shift"] = spec.min_shift
+    return entry
 
 
 def _prompt_entry(suite: SuiteSpec, prompt: CanaryPrompt) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from promptcanary.core.probes.registry import (
     active_registry,
 )
 from promptcanary.core.probes.safety import RefusalProbe, SafetyLanguageProbe
+from promptcanary.core.probes.semantic import SemanticSimilarityProbe
 from promptcanary.core.probes.tool_use import (
     ToolCallArgsProbe,
     ToolCallNameProbe,
@@ -60,6 +61,7 @@ __all__ = [
     "RefusalProbe",
     "ResponseLengthProbe",
     "SafetyLanguageProbe",
+    "SemanticSimilarityProbe",
     "SentimentProbe",
     "StepByStepProbe",
     "ToolCallArgsProbe",

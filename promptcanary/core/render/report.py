@@ -143,6 +143,14 @@ def _plural(count: int, singular: str, plural_form: str | None = None) -> Truste
     return Trusted(plural(count, singular, plural_form))
 
 
+def _interval(value: tuple[float, float] | None) -> Trusted:
+    """An unsigned interval (a meaning shift's), three decimals."""
+    if value is None:
+        return Trusted("–")
+    low, high = value
+    return Trusted(f"[{low:.3f}, {high:.3f}]")
+
+
 def _url(value: Any) -> Trusted:
     """An http(s) URL safe inside ``[text](…)``; anything else becomes ``#``."""
     text = sanitize(str(value))
@@ -172,6 +180,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "pvalue": _pvalue,
     "evalue": _evalue,
     "ci": _ci,
+    "interval": _interval,
     "plural": _plural,
     "url": _url,
     "raw": _raw,

@@ -69,23 +69,27 @@ def with_vectors(
 def embedding_info(
     suite: SuiteSpec, responses: Sequence[LLMResponse], served: Served
 ) -> EmbeddingInfo | None:
-    """The run's embedding model, dimension and check vector; ``None`` when nothing was embedded
-    (no ``semantic_drift:``, or no answer to compare)."""
-    if suite.semantic_drift is None or CHECK_REQUEST.key not in served:
+    """What the run records of its vectors: the embedding model, its dimension and check vector,
+    the compared prompts, ``min_shift`` and why answers got no vector; ``None`` without
+    ``semantic_drift:``."""
+    spec = suite.semantic_drift
+    if spec is None:
         return None
-    check = served_output(served, CHECK_REQUEST)
-    reasons: list[str] = []
-    compared = {p.id for p in suite.prompts if suite.compares_meaning(p)}
+    compared = [p.id for p in suite.prompts if suite.compares_meaning(p)]
+    check = served.get(CHECK_REQUEST.key)  # not asked: nothing was embedded
+    reasons: list[str] = [check.reason] if isinstance(check, ServiceFailure) else []
+    wanted = set(compared)
     for response in responses:
-        if response.prompt_id in compared and not response.errored:
+        if response.prompt_id in wanted and not response.errored:
             output = served_output(served, answer_request(response))
             if isinstance(output, ServiceFailure) and output.reason not in reasons:
                 reasons.append(output.reason)
-    if isinstance(check, ServiceFailure):
-        reasons.insert(0, check.reason)
+    vector = None if check is None or isinstance(check, ServiceFailure) else check
     return EmbeddingInfo(
-        model_id=suite.semantic_drift.embedding_model,
-        dimension=0 if isinstance(check, ServiceFailure) else len(check),
-        check="" if isinstance(check, ServiceFailure) else encode(check),
+        model_id=spec.embedding_model,
+        dimension=len(vector) if vector is not None else 0,
+        check=encode(vector) if vector is not None else "",
         errors=reasons[:MAX_REASONS],
+        prompts=compared,
+        min_shift=spec.min_shift,
     )

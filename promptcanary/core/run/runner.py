@@ -41,6 +41,7 @@ from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.recording import write_recording
 from promptcanary.core.run.scoring import score_responses
 from promptcanary.core.run.session import STOPPED_ERROR, Job, RunSession, Sleep, plan
+from promptcanary.core.sampling.meaning import meaning_for
 from promptcanary.core.sampling.pool import Baseline
 from promptcanary.core.sampling.sequencer import Sequencer, pooled_baseline, record_of
 from promptcanary.core.spec import SuiteSpec
@@ -279,7 +280,16 @@ async def answer_adaptive(asking: _Asking, baseline: Baseline | None) -> Adaptiv
     ids = [p.id for p in prompts]
     pooled = pooled_baseline(baseline, options.baseline_pool, suite.prompt_hashes, ids)
     policy = options.policy()
-    sequencer = Sequencer(pooled.prompts, policy)
+    spec = suite.semantic_drift
+    meaning = (
+        meaning_for(
+            baseline, options.baseline_pool, [p.id for p in prompts if suite.compares_meaning(p)],
+            suite.prompt_hashes, spec.embedding_model, spec.min_shift,
+        )
+        if spec is not None
+        else None
+    )  # fmt: skip
+    sequencer = Sequencer(pooled.prompts, policy, meaning)
     targets = sequencer.first_targets(ids)
     asked: dict[str, int] = {}
     responses: list[LLMResponse] = []
@@ -303,7 +313,9 @@ async def answer_adaptive(asking: _Asking, baseline: Baseline | None) -> Adaptiv
         responses.extend(new)
         results.extend(scored)
         asked.update(targets)
-        targets = {} if stop is not None and stop.is_set() else sequencer.look(results, responses)
+        today = embedding_info(suite, responses, asking.phase.served)
+        stopped = stop is not None and stop.is_set()
+        targets = {} if stopped else sequencer.look(results, responses, today)
         if bar:
             _stage_line(asking.stream, stage, len(jobs), len(responses), len(targets))
     order = {pid: n for n, pid in enumerate(ids)}

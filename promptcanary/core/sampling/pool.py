@@ -62,6 +62,23 @@ def summarize_results(results: Iterable[ProbeResult]) -> dict[str, dict[str, Sco
     return out
 
 
+MAX_ENTRY_VECTORS = 16
+"""Answer vectors a pool entry keeps per prompt (``semantic_drift:``): with the pool's runs, more
+than the meaning test can spend, at about 2 kB each for 1 536 dimensions."""
+
+
+def answer_vectors(responses: Iterable[LLMResponse]) -> dict[str, list[str]]:
+    """prompt id → its answers' encoded vectors, in sample order, at most
+    :data:`MAX_ENTRY_VECTORS` (issue #28: the meaning comparison's side of the pool)."""
+    out: dict[str, list[str]] = {}
+    for response in sorted(responses, key=lambda r: r.sample):
+        if response.embedding and not response.errored:
+            kept = out.setdefault(response.prompt_id, [])
+            if len(kept) < MAX_ENTRY_VECTORS:
+                kept.append(response.embedding)
+    return out
+
+
 def entry_for(run: CanaryRunResult) -> PoolEntry:
     """The compact record of a run, as it joins the pool when promoted."""
     return PoolEntry(
@@ -70,6 +87,8 @@ def entry_for(run: CanaryRunResult) -> PoolEntry:
         prompt_hashes=dict(run.provenance.prompt_hashes),
         texts=single_texts(run.llm_responses),
         results=summarize_results(run.probe_results),
+        vectors=answer_vectors(run.llm_responses),  # semantic_drift (issue #28)
+        embedding=run.provenance.embedding,
     )
 
 

@@ -18,11 +18,13 @@ from promptcanary.core import stats
 from promptcanary.core.models import (
     AdaptiveSampling,
     CanaryRunResult,
+    EmbeddingInfo,
     LLMResponse,
     PoolEntry,
     ProbeResult,
     ScoreSummary,
 )
+from promptcanary.core.sampling.meaning import SEMANTIC_KEY, MeaningComparisons, meaning_for
 from promptcanary.core.sampling.pool import Baseline, answer_digest, entries_of
 from promptcanary.core.sampling.sequential import (
     Counts,
@@ -123,9 +125,15 @@ class Sequencer:
         policy: the procedure's knobs.
     """
 
-    def __init__(self, pooled: Mapping[str, PooledPrompt | None], policy: Policy) -> None:
+    def __init__(
+        self,
+        pooled: Mapping[str, PooledPrompt | None],
+        policy: Policy,
+        meaning: MeaningComparisons | None = None,
+    ) -> None:
         self.pooled = dict(pooled)
         self.policy = policy
+        self.meaning = meaning  # semantic_drift (issue #28): more comparisons in the family
         self.keys: list[Key] = []
         self.decisions: list[Decision | None] = []
         # Stages planned so far: the runner numbers its stages by it and records the count.
@@ -142,9 +150,15 @@ class Sequencer:
         return targets
 
     def look(
-        self, results: Iterable[ProbeResult], responses: Iterable[LLMResponse]
+        self,
+        results: Iterable[ProbeResult],
+        responses: Iterable[LLMResponse],
+        embedding: EmbeddingInfo | None = None,
     ) -> dict[str, int]:
-        """Judge everything scored so far; the next stage's answer targets (empty: done)."""
+        """Judge everything scored so far; the next stage's answer targets (empty: done).
+
+        ``embedding``: today's embedding model (for the meaning comparisons)."""
+        responses = list(responses)
         single = {pid for pid, p in self.pooled.items() if p is not None and p.text}
         counts, answered, texts = _tally(results, responses, single)
         if not self.keys:
@@ -157,12 +171,20 @@ class Sequencer:
             ]
             self.decisions = [None] * len(self.keys)
         looks = [self._look(pid, key, counts, texts) for pid, key in self.keys]
-        self.decisions = list(step(self.decisions, looks, self.policy))
+        family = len(looks) + (self.meaning.size if self.meaning is not None else 0)
+        self.decisions = list(step(self.decisions, looks, self.policy, family))
         targets: dict[str, int] = {}
         for (pid, _), decision in zip(self.keys, self.decisions, strict=True):
             n = answered.get(pid, 0)
             if decision is not None and not decision.decided and n < self.policy.max_samples:
                 targets[pid] = self.policy.next_size(n)
+        # ── meaning (issue #28): an open meaning comparison asks more answers too ──
+        if self.meaning is not None:
+            bar = family / self.policy.alpha
+            for pid in self.meaning.look(responses, embedding, bar, self.policy):
+                n = answered.get(pid, 0)
+                if n < self.policy.max_samples:
+                    targets[pid] = self.policy.next_size(n)
         if targets:
             self.stages += 1
         return targets
@@ -187,7 +209,14 @@ class Sequencer:
         decided = [d for d in self.decisions if d is not None]
         if len(decided) != len(self.keys):
             raise RuntimeError("finish() before every comparison was looked at")
-        return dict(zip(self.keys, finish(decided, self.policy), strict=True))
+        # ── meaning (issue #28): one e-BH over both kinds of comparison ──
+        meaning = self.meaning.decisions() if self.meaning is not None else []
+        final = finish(decided + meaning, self.policy)
+        out = dict(zip(self.keys, final[: len(decided)], strict=True))
+        if self.meaning is not None:
+            keys = [(pid, SEMANTIC_KEY) for pid in self.meaning.ids]
+            out.update(zip(keys, final[len(decided) :], strict=True))
+        return out
 
 
 def replay(
@@ -196,6 +225,8 @@ def replay(
     prompt_ids: Sequence[str],
     results: Sequence[ProbeResult],
     responses: Sequence[LLMResponse],
+    meaning: MeaningComparisons | None = None,
+    embedding: EmbeddingInfo | None = None,
 ) -> tuple[dict[Key, Decision], int]:
     """The decisions an adaptive run reached, recomputed from its recorded answers.
 
@@ -203,13 +234,13 @@ def replay(
     target; replaying the same targets over the recorded answers reaches the same decisions, so a
     report can be rebuilt from a saved run alone. Returns the decisions and the stage count.
     """
-    seq = Sequencer(pooled, policy)
+    seq = Sequencer(pooled, policy, meaning)
     targets = seq.first_targets(prompt_ids)
     asked = dict(targets)
     while True:
         seen_results = [r for r in results if r.sample < asked.get(r.prompt_id, 0)]
         seen_responses = [r for r in responses if r.sample < asked.get(r.prompt_id, 0)]
-        targets = seq.look(seen_results, seen_responses)
+        targets = seq.look(seen_results, seen_responses, embedding)
         if not targets or all(asked.get(p, 0) >= n for p, n in targets.items()):
             break  # done, or the recording ends before the run did
         asked.update(targets)
@@ -237,6 +268,8 @@ class RunDecisions:
     pooled: PooledBaseline
     stages: int
     """The stages the replay took (as many as the run took, when its recording is complete)."""
+    meaning: MeaningComparisons | None = None
+    """The meaning comparisons (``semantic_drift:``) and their outcomes, for reports."""
 
 
 def decide_run(baseline: Baseline, size: int, run: CanaryRunResult) -> RunDecisions | None:
@@ -248,11 +281,24 @@ def decide_run(baseline: Baseline, size: int, run: CanaryRunResult) -> RunDecisi
     if info is None:
         return None
     prompt_ids = run.prompt_ids
-    pooled = pooled_baseline(baseline, size, run.provenance.prompt_hashes, prompt_ids)
-    decisions, stages = replay(
-        pooled.prompts, policy_of(info), prompt_ids, run.probe_results, run.llm_responses
+    hashes = run.provenance.prompt_hashes
+    pooled = pooled_baseline(baseline, size, hashes, prompt_ids)
+    today = run.provenance.embedding
+    meaning = (
+        meaning_for(baseline, size, today.prompts, hashes, today.model_id, today.min_shift)
+        if today is not None
+        else None
     )
-    return RunDecisions(decisions, pooled, stages)
+    decisions, stages = replay(
+        pooled.prompts,
+        policy_of(info),
+        prompt_ids,
+        run.probe_results,
+        run.llm_responses,
+        meaning,
+        today,
+    )
+    return RunDecisions(decisions, pooled, stages, meaning)
 
 
 VERDICT_NAMES = {

@@ -287,18 +287,22 @@ def _decide_look(look: Look, bar: float, policy: Policy) -> Decision:
 
 
 def step(
-    previous: Sequence[Decision | None], looks: Sequence[Look], policy: Policy
+    previous: Sequence[Decision | None],
+    looks: Sequence[Look],
+    policy: Policy,
+    family: int | None = None,
 ) -> list[Decision]:
     """One look at the whole suite: decided comparisons stay as they were, the rest are judged.
 
     A comparison is decided early as regressed (improved) only when its e-value alone reaches
     e-BH's bar for a single discovery, ``m / alpha``; :func:`finish` applies e-BH to all of them.
     Freezing a decided comparison at its counts is what makes its e-value a stopped e-process
-    (valid), even when its prompt keeps sampling for another probe.
+    (valid), even when its prompt keeps sampling for another probe. ``family``: the size of the
+    e-BH family when it holds more than these looks (the meaning comparisons, issue #28).
     """
     if len(previous) != len(looks):
         raise ValueError("previous decisions and looks must be aligned")
-    bar = len(looks) / policy.alpha
+    bar = (family if family is not None else len(looks)) / policy.alpha
     return [
         before if before is not None and before.decided else _decide_look(look, bar, policy)
         for before, look in zip(previous, looks, strict=True)

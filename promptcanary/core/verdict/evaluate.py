@@ -32,8 +32,8 @@ from promptcanary.core.verdict.gate import (
     gate_failed,
     untrustworthy,
 )
-from promptcanary.core.verdict.served import ServedModelChange, served_change
 from promptcanary.core.verdict.judging import capped_note, judge_change, judged_inconclusive
+from promptcanary.core.verdict.served import ServedModelChange, served_change
 from promptcanary.core.verdict.usage import (
     CostLookup,
     UsageComparison,

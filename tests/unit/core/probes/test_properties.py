@@ -96,6 +96,11 @@ PARAMETER_SETS: dict[str, list[dict[str, Any]]] = {
         {"rubric": "Answers the question.", "judge_model": "openai/judge"},
         {"rubric": "Not worse.", "mode": "pairwise", "judge_model": "j", "judge_samples": 3},
     ],
+    # Without the answer phase it yields errored results (nothing was embedded), never a raise.
+    "semantic_similarity": [
+        {"reference": "We recommend the Pro plan."},
+        {"reference": "x", "threshold": -0.5, "embedding_model": "openai/text-embedding-3-small"},
+    ],
 }
 
 CASES = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -33,9 +34,8 @@ def embed(*texts: str) -> list[ServiceRequest]:
     return [ServiceRequest(EMBEDDING, t) for t in texts]
 
 
-def phase_of(embedder: FakeEmbedder, **knobs: object) -> AnswerPhase:
-    batch = int(knobs.pop("batch_size", 64))  # type: ignore[call-overload]
-    return AnswerPhase.of([EmbeddingService(embedder, batch_size=batch)], **knobs)  # type: ignore[arg-type]
+def phase_of(embedder: FakeEmbedder, *, batch_size: int = 64, **knobs: Any) -> AnswerPhase:
+    return AnswerPhase.of([EmbeddingService(embedder, batch_size=batch_size)], **knobs)
 
 
 def test_equal_texts_are_embedded_once_per_run_across_calls() -> None:

@@ -1,0 +1,221 @@
+"""Meaning benchmark: how often the meaning comparison (``semantic_drift:``) cries wolf, how often
+it catches a change of meaning, and what it costs in answers and embedding requests.
+
+Through the real runner (``run_suite``, ``samples: auto``, the answer phase) and the real
+comparator (``compare``): a seeded provider answers 100 free-text prompts from known meanings
+(``tests/fakes/meaning_model.py``: one meaning per prompt, or two at 70/30 for three prompts in
+ten; every answer a new wording) and a deterministic fake embedding model embeds them. Each pool is
+built as the action builds it: 20 pushes, each run promoted (``promote``, pool of 20). Against
+each pool, pull-request runs of each row are compared; nothing they do is promoted.
+
+Rows (targets at the defaults, ``min_shift`` 0.05):
+
+* **no change** — answers resampled from the same meanings (new wordings): a false alarm is a run
+  with any *changed* meaning row (target ≤ 5% of runs);
+* **meaning change on one prompt of 100** — every answer of one prompt from another meaning
+  (target: detected in ≥ 90% of runs);
+* **half of one prompt's answers** from another meaning (reported; no target);
+* **paraphrase shift below min_shift** — every prompt's answers reworded with a systematic
+  offset whose true centroid shift is ``min_shift / 2``: flagged in ≤ 5% of runs.
+
+Answers per prompt are compared with the same suite without ``semantic_drift:`` against the same
+pools (target ≤ 1.2×). Seeded: two runs print the same figures. ``--quick`` for development.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import multiprocessing
+import os
+import random
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import machine_note, print_table
+from promptcanary.core.comparator import compare
+from promptcanary.core.models import BaselineSnapshot, CanaryPrompt, CanaryRunResult
+from promptcanary.core.probes.format import KeywordPresenceProbe
+from promptcanary.core.run.embedder import EmbeddingService
+from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.runner import run_suite
+from promptcanary.core.sampling.pool import DEFAULT_POOL, promote
+from promptcanary.core.spec import DEFAULT_MIN_SHIFT, SemanticDriftSpec, SuiteSpec
+from tests.fakes.embedder_fake import FakeEmbedder
+from tests.fakes.meaning_model import Behaviour, ClusterProvider, cluster_vector, mixture
+
+SEED = 20261202
+PROMPTS = 100
+PUSHES = DEFAULT_POOL
+WITHOUT_RUNS = 4
+"""Runs per pool of the same suite without ``semantic_drift:`` (the answers reference)."""
+ROWS = ("none", "all", "half", "paraphrase")
+ROW_NAMES = {
+    "none": "no change",
+    "all": "meaning change, 1 prompt of 100",
+    "half": "half of 1 prompt's answers changed",
+    "paraphrase": "paraphrase shift (min_shift / 2), all prompts",
+}
+
+
+def _suite(meaning: bool) -> SuiteSpec:
+    prompts = [CanaryPrompt(id=f"p{i:03d}", text=f"free-text question {i}") for i in range(PROMPTS)]
+    return SuiteSpec(
+        "meaning-bench",
+        prompts,
+        [KeywordPresenceProbe(required_keywords=["says"])],
+        semantic_drift=SemanticDriftSpec("fake/embed") if meaning else None,
+    )
+
+
+def _behaviours(change: str, changed_prompt: str | None) -> dict[str, Behaviour]:
+    out = {}
+    for i in range(PROMPTS):
+        pid = f"p{i:03d}"
+        applies = change == "paraphrase" or pid == changed_prompt
+        out[pid] = Behaviour(mixture(i), change if applies else "none")
+    return out
+
+
+def _true_shift(offset: float, samples: int = 1500) -> float:
+    """The largest over a few one-meaning prompts of ``½‖μ_paraphrased − μ‖²`` (Monte Carlo,
+    seeded): prompts with two meanings shift less (each meaning moves its own way)."""
+    rng = random.Random(7)
+    shifts = []
+    for i in (0, 1, 2, 4, 5):
+        plain, para = Behaviour(mixture(i)), Behaviour(mixture(i), "paraphrase")
+        means = []
+        for behaviour in (plain, para):
+            total = [0.0] * 32
+            for _ in range(samples):
+                vector = cluster_vector(behaviour.answer(f"p{i:03d}", rng), offset)
+                norm = math.sqrt(math.fsum(v * v for v in vector))
+                total = [t + v / norm for t, v in zip(total, vector, strict=True)]
+            means.append([t / samples for t in total])
+        shifts.append(0.5 * math.fsum((a - b) ** 2 for a, b in zip(*means, strict=True)))
+    return max(shifts)
+
+
+def paraphrase_offset(target: float) -> tuple[float, float]:
+    """The offset whose true shift is ``target`` (bisection), and that shift."""
+    low, high = 0.0, 1.0
+    for _ in range(12):
+        mid = (low + high) / 2
+        low, high = (mid, high) if _true_shift(mid) < target else (low, mid)
+    offset = (low + high) / 2
+    return offset, _true_shift(offset)
+
+
+@dataclass
+class Tally:
+    runs: int = 0
+    flagged_target: int = 0
+    flagged_other: int = 0
+    answers: int = 0
+    requests: int = 0
+    items: int = 0
+
+
+def _run(
+    suite: SuiteSpec,
+    behaviours: Mapping[str, Behaviour],
+    baseline: BaselineSnapshot | None,
+    rng: random.Random,
+    offset: float,
+) -> CanaryRunResult:
+    embedder = FakeEmbedder(vector_of=lambda text: cluster_vector(text, offset), dimension=32)
+    services = [EmbeddingService(embedder)] if suite.semantic_drift is not None else []
+    return asyncio.run(
+        run_suite(
+            suite,
+            ClusterProvider(behaviours, rng),
+            RunOptions(samples="auto", show_progress=False),
+            baseline=baseline,
+            services=services,
+        )
+    )
+
+
+def one_pool(args: tuple[int, int, float]) -> dict[str, Tally]:
+    """Build one pool (20 promoted pushes), then compare ``runs`` runs of every row with it."""
+    index, runs, offset = args
+    rng = random.Random(SEED * 1000 + index)
+    meaning, plain = _suite(True), _suite(False)
+    snapshot: BaselineSnapshot | None = None
+    steady = _behaviours("none", None)
+    for _ in range(PUSHES):
+        snapshot = promote(_run(meaning, steady, snapshot, rng, offset), snapshot)
+    assert snapshot is not None
+    tallies = {row: Tally() for row in (*ROWS, "without")}
+    for n in range(runs):
+        target = f"p{rng.randrange(PROMPTS):03d}"
+        # The suite without semantic_drift only sets the answers-per-prompt reference: a few runs.
+        for row in (*ROWS, "without") if n < WITHOUT_RUNS else ROWS:
+            suite = plain if row == "without" else meaning
+            behaviours = _behaviours("none" if row == "without" else row, target)
+            run = _run(suite, behaviours, snapshot, rng, offset)
+            report = compare(snapshot, run)
+            flagged = {c.prompt_id for c in report.comparisons if c.probe_key == "semantic"
+                       and c.verdict == "changed"}  # fmt: skip
+            tally = tallies[row]
+            tally.runs += 1
+            focus = target if row in ("all", "half") else None
+            tally.flagged_target += focus in flagged if focus else 0
+            tally.flagged_other += bool(flagged - {focus}) if focus else bool(flagged)
+            tally.answers += len(run.llm_responses)
+            for usage in run.services:
+                tally.requests += usage.requests
+                tally.items += usage.items
+    return tallies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 pools × 4 runs (development)")
+    parser.add_argument("--pools", type=int, default=25)
+    parser.add_argument("--runs", type=int, default=20, help="runs per row and pool")
+    args = parser.parse_args()
+    pools, runs = (3, 4) if args.quick else (args.pools, args.runs)
+    started = time.perf_counter()
+    offset, true_shift = paraphrase_offset(DEFAULT_MIN_SHIFT / 2)
+    jobs = [(i, runs, offset) for i in range(pools)]
+    with multiprocessing.Pool(min(pools, os.cpu_count() or 1)) as workers:
+        results = workers.map(one_pool, jobs)
+    total = {row: Tally() for row in (*ROWS, "without")}
+    for result in results:
+        for row, tally in result.items():
+            for name in vars(tally):
+                setattr(total[row], name, getattr(total[row], name) + getattr(tally, name))
+    base = total["without"].answers / (total["without"].runs * PROMPTS)
+    table = []
+    for row in ROWS:
+        t = total[row]
+        per_prompt = t.answers / (t.runs * PROMPTS)
+        detected = f"{t.flagged_target / t.runs:.1%}" if row in ("all", "half") else "–"
+        requests = t.requests / (t.runs * PROMPTS)
+        table.append([
+            ROW_NAMES[row], t.runs, f"{t.flagged_other / t.runs:.1%}", detected,
+            f"{per_prompt:.2f} ({per_prompt / base:.2f}×)", f"{requests:.3f}",
+        ])  # fmt: skip
+    print_table(
+        f"Meaning comparisons (semantic_drift:): {pools} pools × {runs} runs a row, "
+        f"100 prompts, min_shift {DEFAULT_MIN_SHIFT}",
+        ["row", "runs", "false alarm (other prompts)", "detected", "answers/prompt",
+         "embedding requests/prompt"],
+        table,
+    )  # fmt: skip
+    print(
+        f"\nWithout semantic_drift: {base:.2f} answers a prompt. Paraphrase offset {offset:.3f}: "
+        f"true shift {true_shift:.4f}. {machine_note()}; {time.perf_counter() - started:.0f} s."
+    )
+
+
+if __name__ == "__main__":
+    main()
