@@ -362,6 +362,16 @@ def verdict(
     *,
     baselines_off: bool = False,
 ) -> str:
+    """The step's one-line verdict: why nothing can gate first, then drift, then the quiet ends."""
+    return (
+        _not_gating(pairs, untrusted, cancelled)
+        or _drift_verdict(pairs, failed)
+        or _quiet_verdict(pairs, failed, baselines_off)
+    )
+
+
+def _not_gating(pairs: Sequence[PairOutcome], untrusted: bool, cancelled: str | None) -> str:
+    """A stopped, untrustworthy or uncompared-for-want-of-a-store step ("" otherwise)."""
     if cancelled is not None:
         answered = sum(not r.errored for p in pairs for r in p.run.llm_responses)
         return (
@@ -369,12 +379,8 @@ def verdict(
             f"{plural(len(pairs), 'model run')} "
             "were kept and reported; nothing was promoted"
         )
-    regressions = sum(p.unapproved_count for p in pairs)
-    drifted = sum(1 for p in pairs if p.unapproved_count)
-    worst = max((p.gated_severity for p in pairs), key=lambda s: s.rank, default=DriftSeverity.NONE)
-    errors = sum(p.error_count for p in pairs)
-    approved = _approved_phrase(pairs)
     if untrusted:
+        errors = sum(p.error_count for p in pairs)
         return (
             f"⚠️ Untrustworthy run: {plural(errors, 'response')} errored, above max-error-rate; "
             "the results cannot gate the merge"
@@ -385,10 +391,21 @@ def verdict(
             f"⚠️ Not compared: the baseline store could not be reached for "
             f"{plural(unreachable, 'model run')}; the results cannot gate the merge"
         )
+    return ""
+
+
+def _drift_verdict(pairs: Sequence[PairOutcome], failed: bool) -> str:
+    """Regressions, usage over its limit or another served model ("" when none)."""
+    regressions = sum(p.unapproved_count for p in pairs)
+    approved = _approved_phrase(pairs)
     gates = list(dict.fromkeys(f.gate for p in pairs for f in p.usage_findings))
     usage = f"usage above its limit ({', '.join(gates)})" if gates else ""
     served = _served_phrase(pairs)
     if regressions:
+        drifted = sum(1 for p in pairs if p.unapproved_count)
+        worst = max(
+            (p.gated_severity for p in pairs), key=lambda s: s.rank, default=DriftSeverity.NONE
+        )
         icon = "❌" if failed else "⚠️"
         more = f"; {approved}" if approved else ""
         return (
@@ -407,6 +424,12 @@ def verdict(
     if served:
         icon = "❌" if failed else "⚠️"
         return f"{icon} No regression, but {served}" + (f"; drift {approved}" if approved else "")
+    return ""
+
+
+def _quiet_verdict(pairs: Sequence[PairOutcome], failed: bool, baselines_off: bool) -> str:
+    """No drift to report: approved drift, failed probes, nothing compared, or no drift."""
+    approved = _approved_phrase(pairs)
     if approved and not failed:
         return f"✅ Drift {approved}"
     if failed:
