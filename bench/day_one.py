@@ -3,7 +3,8 @@
 A repository's history, played through the real code path: the first push to ``main`` runs the
 suite with no baseline (``CanarySuite.run``: the real runner, with the seeded fake provider of
 ``bench/_drift_provider.py``), ``evaluate()`` (``core/verdict``: ``compare()`` and the real
-promotion rule ``update-baseline: auto``; the usage figures are left out: no gate reads them) decides whether it becomes the baseline, and every later
+promotion rule ``update-baseline: auto``; the usage figures are left out: no gate reads them)
+decides whether it becomes the baseline, and every later
 push does the same against the baseline it finds (runs with regressions or errors are not
 promoted; the pool is what ``Evaluation.snapshot`` carries). After 1, 2, 3, 5, 10 and 20 pushes,
 pull requests are run against the baseline of that moment (never promoted): one with no drift,
@@ -37,11 +38,11 @@ from bench import _day_one_models as models
 from bench import _drift_model as dm
 from bench._common import machine_note
 from bench._drift_provider import SimProvider, sim_suite
+from promptcanary.core.comparator import compare
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftReport
 from promptcanary.core.run.options import RunOptions
 from promptcanary.core.sampling.pool import DEFAULT_POOL
 from promptcanary.core.suite import CanarySuite
-from promptcanary.core.comparator import compare
 from promptcanary.core.verdict.evaluate import Evaluation, EvaluationPolicy, decide
 
 SEED = 20261202
@@ -185,8 +186,10 @@ def table(title: str, scenario: Scenario, histories: int, pool: multiprocessing.
     print(f"\n### {title}: {histories} histories, {elapsed:.0f} s ({machine_note()})\n")
     if scenario.decline:
         flagged = sum(r.flagged for r in results)
-        print(f"0.95 → 0.50 declining over {CHECKPOINTS[-1]} pushes, flagged by a push by the "
-              f"end: {_pct(flagged, histories)}; first push {first:.1f} answers per prompt")  # fmt: skip
+        print(
+            f"0.95 → 0.50 declining over {CHECKPOINTS[-1]} pushes, flagged by a push by the "
+            f"end: {_pct(flagged, histories)}; first push {first:.1f} answers per prompt"
+        )
         return
     print("| pushes so far | PR false alarm | 0.95→0.50 caught | …same | …inconclusive "
           "| 0.95→0.75 caught | answers/prompt per PR | …per push |")  # fmt: skip

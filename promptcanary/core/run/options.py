@@ -8,7 +8,13 @@ from pathlib import Path
 
 from promptcanary.core.run.shards import Shard
 from promptcanary.core.sampling.pool import DEFAULT_POOL
-from promptcanary.core.sampling.sequential import MAX_SAMPLES, MAX_SAMPLES_CAP, MIN_SAMPLES, Policy
+from promptcanary.core.sampling.sequential import (
+    MAX_SAMPLES,
+    MAX_SAMPLES_CAP,
+    MIN_SAMPLES,
+    Policy,
+    baseline_samples_for,
+)
 from promptcanary.core.spec import AUTO, RunDefaults
 
 
@@ -69,6 +75,9 @@ class RunOptions(RunDefaults):
     git_ref: str | None = None
     shard: Shard | None = None
     """Answer only this shard's prompts (the run records it; merge the shards' runs after)."""
+    top_up: bool = False
+    """``samples: auto``: the run may become the baseline, so prompts whose pool is too small to
+    show a drop are asked up to ``baseline_samples`` (a run without a pool always builds)."""
 
     def over(self, defaults: RunDefaults) -> RunOptions:
         """These options with every model parameter they leave unset taken from ``defaults``."""
@@ -83,6 +92,11 @@ class RunOptions(RunDefaults):
         problem = None if self.samples is None else samples_problem(self.samples)
         if problem is not None:
             raise ValueError(f"samples {problem}")
+        if self.baseline_samples is not None and not 1 <= self.baseline_samples <= MAX_SAMPLES_CAP:
+            raise RunOptionError(
+                "baseline_samples",
+                f"must be from 1 to {MAX_SAMPLES_CAP}, got {self.baseline_samples}",
+            )
         if self.baseline_pool < 1:
             raise ValueError(f"baseline_pool must be at least 1, got {self.baseline_pool}")
         # The same bounds as the action's inputs: every caller (CLI, action, Python) meets them.
@@ -105,10 +119,18 @@ class RunOptions(RunDefaults):
             return max(1, self.samples)
         return self.policy().max_samples
 
-    def policy(self) -> Policy:
-        """The sequential procedure of an ``auto`` run (``ValueError`` names a bad bound)."""
+    def policy(self, comparisons: int = 100) -> Policy:
+        """The sequential procedure of an ``auto`` run for a suite of ``comparisons`` (prompt,
+        probe) pairs, which set the default ``baseline_samples`` (``ValueError`` names a bad
+        bound)."""
         low = self.min_samples if self.min_samples is not None else MIN_SAMPLES
         high = self.max_samples if self.max_samples is not None else MAX_SAMPLES
         if self.min_samples is not None and self.max_samples is None:
             high = max(high, low)
-        return Policy(min_samples=low, max_samples=high)
+        build = self.baseline_samples
+        return Policy(
+            min_samples=low,
+            max_samples=high,
+            baseline_samples=build if build is not None else baseline_samples_for(comparisons),
+            top_up=self.top_up,
+        )

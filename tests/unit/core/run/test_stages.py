@@ -14,6 +14,13 @@ from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.runner import run_suite
 from promptcanary.core.sampling.pool import promote
+from promptcanary.core.sampling.sequencer import policy_of
+from promptcanary.core.sampling.sequential import (
+    DETERMINISTIC_EVIDENCE,
+    Counts,
+    baseline_samples_for,
+    detectable,
+)
 from promptcanary.core.suite import CanarySuite
 
 
@@ -51,15 +58,36 @@ def _history(runs: int, *, varied: bool) -> BaselineSnapshot:
     return snapshot
 
 
-def test_without_a_baseline_every_prompt_gets_one_answer() -> None:
+def test_without_a_baseline_every_prompt_builds_a_pool_that_can_show_a_drop() -> None:
     provider = Answers(STEADY, varied=True)
     run = SUITE.run(provider, show_progress=False)
-    assert set(provider.asked.values()) == {1}
     record = run.provenance.adaptive
-    assert record is not None and record.stages == 1
+    assert record is not None and record.stages > 1
+    # The default for 4 comparisons, recorded; every prompt stopped once its answers could show
+    # a drop of the margin, within that bound.
+    assert record.baseline_samples == baseline_samples_for(4)
+    policy = policy_of(record)
+    for n in provider.asked.values():
+        assert n <= record.baseline_samples
+        assert detectable(Counts(n, n), 4, policy)
     # run.json says what was spent and what fixed max-samples sampling would have spent.
     dumped = run.model_dump(mode="json")["provenance"]["adaptive"]
-    assert (dumped["requests"], dumped["fixed_requests"]) == (4, 4 * 60)
+    total = sum(provider.asked.values())
+    assert (dumped["requests"], dumped["fixed_requests"]) == (total, 4 * 60)
+
+
+def test_a_deterministic_first_run_stops_after_its_identical_answers() -> None:
+    provider = Answers(STEADY, varied=False)
+    SUITE.run(provider, show_progress=False)
+    assert set(provider.asked.values()) == {DETERMINISTIC_EVIDENCE}
+
+
+def test_baseline_samples_bounds_the_first_run() -> None:
+    provider = Answers({"p0": 0.8, "p1": 0.8, "p2": 0.8, "p3": 0.8}, varied=True)
+    run = SUITE.run(provider, show_progress=False, baseline_samples=12)
+    assert max(provider.asked.values()) == 12
+    assert run.provenance.adaptive is not None
+    assert run.provenance.adaptive.baseline_samples == 12
 
 
 def test_a_deterministic_model_costs_one_answer_per_prompt() -> None:
