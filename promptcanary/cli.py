@@ -195,6 +195,8 @@ def _options_of(args: argparse.Namespace, target: Path | None) -> RunOptions:
         min_samples=args.min_samples,
         max_samples=args.max_samples,
         baseline_pool=args.baseline_pool,
+        baseline_samples=args.baseline_samples,
+        top_up=args.save_baseline,  # the run may become the baseline: top a thin pool up
         concurrency=args.concurrency,
         timeout=args.timeout,
         max_retries=args.max_retries,
@@ -609,6 +611,11 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-samples", type=_sample_count, help="auto: most answers (60)")
     run.add_argument(
         "--baseline-pool", type=_pool_size, default=DEFAULT_POOL, help="auto: runs pooled (20)"
+    )
+    run.add_argument(
+        "--baseline-samples",
+        type=_sample_count,
+        help="auto: most answers per prompt when building the baseline (from the suite's size)",
     )
     run.add_argument(
         "--baseline", "-b", metavar="FILE", help="decide against this baseline snapshot"

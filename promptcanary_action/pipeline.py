@@ -135,8 +135,13 @@ def verdict_fields(evaluation: Evaluation) -> dict[str, Any]:
     }
 
 
-def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
-    """The inputs that shape a run; unset ones leave the suite's ``defaults:`` in force."""
+def run_options(
+    settings: Settings, *, sha: str, ref: str, may_promote: bool = False
+) -> RunOptions:
+    """The inputs that shape a run; unset ones leave the suite's ``defaults:`` in force.
+
+    ``may_promote``: the event may make the run the baseline, so a pool too small to show a
+    drop is topped up (``baseline-samples``)."""
     return RunOptions(
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
@@ -145,6 +150,8 @@ def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
         min_samples=settings.min_samples,
         max_samples=settings.max_samples,
         baseline_pool=settings.baseline_pool,
+        baseline_samples=settings.baseline_samples,
+        top_up=may_promote,
         concurrency=settings.concurrency,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
@@ -243,7 +250,8 @@ async def run_pair(
     model_id = provider.config.model_id
     found = _load_baseline(judging.backend, loaded.suite.name, model_id, judging.activity)
     stop = cancellation.stop_event() if cancellation is not None else None
-    options = run_options(judging.settings, sha=judging.sha, ref=ref)
+    may_promote = judging.activity.promotion != "never"
+    options = run_options(judging.settings, sha=judging.sha, ref=ref, may_promote=may_promote)
     # samples: auto decides against the baseline (and its pool) while it samples.
     run = await run_suite(loaded.suite, provider, options, baseline=found.baseline, stop=stop)
     if cancellation is not None and cancellation.reason is not None:

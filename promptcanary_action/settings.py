@@ -368,6 +368,9 @@ class Settings:
     """``None``: the suite's ``defaults: samples``, else ``auto``; a number overrides the suite."""
     min_samples: int | None = field(default=None, metadata=_input("min-samples", _SAMPLE_COUNT))
     max_samples: int | None = field(default=None, metadata=_input("max-samples", _SAMPLE_COUNT))
+    baseline_samples: int | None = field(
+        default=None, metadata=_input("baseline-samples", _SAMPLE_COUNT)
+    )
     baseline_pool: int = field(
         default=DEFAULT_POOL,
         metadata=_input("baseline-pool", partial(clean_int, minimum=1, maximum=MAX_POOL)),

@@ -126,3 +126,31 @@ def test_each_stage_says_what_it_asked() -> None:
     assert lines[0].startswith("promptcanary: stage 1: 12 request(s), 12 so far;")
     assert len(lines) >= 2
     assert "ok" not in stream.getvalue() and "bad" not in stream.getvalue()
+
+
+def test_an_old_single_answer_baseline_is_inconclusive_with_what_would_settle_it() -> None:
+    # A baseline of one answer per prompt (as first runs were sampled before baseline-samples):
+    # a pull request whose prompts all fail now cannot be judged regressed or same from it.
+    old = SUITE.run(Answers(STEADY, varied=True), show_progress=False, samples=1)
+    snapshot = promote(old, None)
+    provider = Answers({"p0": 0.0, "p1": 1.0, "p2": 1.0, "p3": 1.0}, varied=True, seed=3)
+    run = SUITE.run(provider, show_progress=False, baseline=snapshot)
+    report = compare(snapshot, run)
+    row = next(c for c in report.comparisons if c.prompt_id == "p0")
+    assert row.verdict == "inconclusive" and not row.regression
+    assert row.settle is not None and row.settle.startswith("baseline too small to detect")
+    assert any("inconclusive: baseline too small" in w for w in report.warnings)
+    # Judged by the sequential procedure only: no single-sample threshold rule, no warning of it.
+    assert not any("one side only" in w for w in report.warnings)
+    assert {c.verdict for c in report.comparisons} <= {"same", "inconclusive"}
+
+
+def test_a_push_tops_up_a_thin_pool_and_a_pull_request_does_not() -> None:
+    old = SUITE.run(Answers(STEADY, varied=True), show_progress=False, samples=1)
+    snapshot = promote(old, None)
+    pull = Answers(STEADY, varied=True, seed=5)
+    SUITE.run(pull, show_progress=False, baseline=snapshot)
+    push = Answers(STEADY, varied=True, seed=5)
+    SUITE.run(push, show_progress=False, baseline=snapshot, top_up=True)
+    assert max(pull.asked.values()) < DETERMINISTIC_EVIDENCE
+    assert min(push.asked.values()) > max(pull.asked.values())
