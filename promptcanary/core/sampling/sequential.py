@@ -64,7 +64,7 @@ BASELINE_SAMPLES_TABLE: tuple[tuple[int, int], ...] = (
     (2000, 86),
 )
 """(comparisons m, baseline answers per prompt): the fewest baseline answers of a probe passing
-95% of the time with which this e-value catches a drop to 50% in 92% of pull requests at e-BH's
+95% of the time with which this e-value catches a drop to 50% in 93% of pull requests at e-BH's
 bar ``m / 0.05`` (exact computation, ``bench/day_one_validity.py --derive``)."""
 
 
