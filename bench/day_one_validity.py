@@ -1,4 +1,4 @@
-"""Exact validity and power of one ``samples: auto`` comparison: no simulation, every outcome summed.
+"""Exact validity and power of one ``samples: auto`` comparison: every outcome summed, no dice.
 
 For a baseline of ``nb`` answers at pass rate ``p_b`` and today's answers at ``p_c``, asked in the
 stages the runner uses (3, 4, 5, 7, 9, 12, 15, 19, 24, 30, 38, 48, 60 at the defaults), the chance

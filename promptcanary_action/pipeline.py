@@ -135,9 +135,7 @@ def verdict_fields(evaluation: Evaluation) -> dict[str, Any]:
     }
 
 
-def run_options(
-    settings: Settings, *, sha: str, ref: str, may_promote: bool = False
-) -> RunOptions:
+def run_options(settings: Settings, *, sha: str, ref: str, may_promote: bool = False) -> RunOptions:
     """The inputs that shape a run; unset ones leave the suite's ``defaults:`` in force.
 
     ``may_promote``: the event may make the run the baseline, so a pool too small to show a

@@ -194,7 +194,8 @@ def build_note(run: CanaryRunResult) -> str | None:
         f"({len(run.llm_responses)} requests, at most baseline-samples {record.baseline_samples} "
         f"a prompt): enough for a drop of {record.margin:g} in a probe's pass rate to be shown "
         "from the first pull request. Prompts stopped early once their answers sufficed, or "
-        f"after {DETERMINISTIC_EVIDENCE} identical answers; later pushes ask only what a pull request asks."
+        f"after {DETERMINISTIC_EVIDENCE} identical answers; later pushes ask only what a pull "
+        "request asks."
     )
 
 
