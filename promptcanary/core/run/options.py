@@ -77,7 +77,8 @@ class RunOptions(RunDefaults):
     """Answer only this shard's prompts (the run records it; merge the shards' runs after)."""
     top_up: bool = False
     """``samples: auto``: the run may become the baseline, so prompts whose pool is too small to
-    show a drop are asked up to ``baseline_samples`` (a run without a pool always builds)."""
+    show a drop (or with no pool) are asked up to ``baseline_samples``; without it a prompt with
+    no pool gets one answer, as a plain ``run()`` documents."""
 
     def over(self, defaults: RunDefaults) -> RunOptions:
         """These options with every model parameter they leave unset taken from ``defaults``."""

@@ -138,8 +138,8 @@ class Sequencer:
     contract: a pure decision per look from the pooled and the current evidence, frozen once
     decided.
 
-    Besides deciding, a run *builds* the pool: a prompt with nothing pooled, or (``top_up``, a run
-    that may become the baseline) whose pool cannot yet show a drop of ``margin``, is asked up to
+    Besides deciding, a run that may become the baseline (``top_up``) *builds* the pool: a prompt
+    with nothing pooled, or whose pool cannot yet show a drop of ``margin``, is asked up to
     ``baseline_samples`` answers in all, in growing stages; it stops early once the pool would
     be large enough, or after ``DETERMINISTIC_EVIDENCE`` identical answers.
 
@@ -158,7 +158,7 @@ class Sequencer:
 
     def _builds(self, pid: str) -> bool:
         pool = self.pooled.get(pid)
-        return pool is None or (self.policy.top_up and pool.deterministic is None)
+        return self.policy.top_up and (pool is None or pool.deterministic is None)
 
     def first_targets(self, prompt_ids: Sequence[str]) -> dict[str, int]:
         """Answers per prompt in the first stage: one where the pool shows the prompt
@@ -167,7 +167,8 @@ class Sequencer:
         for pid in prompt_ids:
             pool = self.pooled.get(pid)
             if pool is None:
-                targets[pid] = max(1, self.policy.build_size(0, 0))
+                # Nothing to compare: one answer (the documented run), or build the pool.
+                targets[pid] = max(1, self.policy.build_size(0, 0)) if self.policy.top_up else 1
             elif pool.deterministic is not None:
                 targets[pid] = 1
             else:

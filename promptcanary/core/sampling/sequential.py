@@ -115,7 +115,7 @@ class Policy:
     """Answers per prompt a run builds the pool to when the pool cannot yet show a drop of
     ``margin`` (the runner derives it from the suite's size, :func:`baseline_samples_for`)."""
     top_up: bool = False
-    """The run may become the baseline: prompts whose pool is too small are asked more."""
+    """The run may become the baseline: prompts with no pool, or too small a one, are asked more."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.alpha < 1.0:

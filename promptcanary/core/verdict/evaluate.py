@@ -119,7 +119,9 @@ class Evaluation:
     def snapshot(self, pool_size: int = DEFAULT_POOL) -> BaselineSnapshot:
         """The run as the baseline it may become: the pool of the last ``pool_size`` promoted
         runs (``samples: auto`` decides against it), and the approval that let it."""
-        return promote(self.run, self.baseline, pool_size).model_copy(
+        # An approved change re-baselines its prompts: the pool keeps none of their older answers.
+        approved = {c.prompt_id for c in self.approved}
+        return promote(self.run, self.baseline, pool_size, approved).model_copy(
             update={"approval": self.approval}
         )
 
@@ -186,7 +188,7 @@ def build_note(run: CanaryRunResult) -> str | None:
     """What a first ``samples: auto`` baseline cost and why (None for a fixed-sample run)."""
     record = run.provenance.adaptive
     prompts = (len(run.prompt_ids) or record.prompts) if record else 0
-    if record is None or not prompts or record.baseline_samples <= 1:
+    if record is None or not prompts or not record.top_up or record.baseline_samples <= 1:
         return None
     per_prompt = len(run.llm_responses) / prompts
     return (

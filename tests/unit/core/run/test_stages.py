@@ -60,7 +60,7 @@ def _history(runs: int, *, varied: bool) -> BaselineSnapshot:
 
 def test_without_a_baseline_every_prompt_builds_a_pool_that_can_show_a_drop() -> None:
     provider = Answers(STEADY, varied=True)
-    run = SUITE.run(provider, show_progress=False)
+    run = SUITE.run(provider, show_progress=False, top_up=True)
     record = run.provenance.adaptive
     assert record is not None and record.stages > 1
     # The default for 4 comparisons, recorded; every prompt stopped once its answers could show
@@ -78,13 +78,21 @@ def test_without_a_baseline_every_prompt_builds_a_pool_that_can_show_a_drop() ->
 
 def test_a_deterministic_first_run_stops_after_its_identical_answers() -> None:
     provider = Answers(STEADY, varied=False)
-    SUITE.run(provider, show_progress=False)
+    SUITE.run(provider, show_progress=False, top_up=True)
     assert set(provider.asked.values()) == {DETERMINISTIC_EVIDENCE}
+
+
+def test_a_plain_run_without_a_baseline_asks_each_prompt_once() -> None:
+    # suite.run(provider) as documented: one result per prompt and probe.
+    provider = Answers(STEADY, varied=True)
+    run = SUITE.run(provider, show_progress=False)
+    assert set(provider.asked.values()) == {1}
+    assert len(run.probe_results) == len(SUITE.prompts)
 
 
 def test_baseline_samples_bounds_the_first_run() -> None:
     provider = Answers({"p0": 0.8, "p1": 0.8, "p2": 0.8, "p3": 0.8}, varied=True)
-    run = SUITE.run(provider, show_progress=False, baseline_samples=12)
+    run = SUITE.run(provider, show_progress=False, baseline_samples=12, top_up=True)
     assert max(provider.asked.values()) == 12
     assert run.provenance.adaptive is not None
     assert run.provenance.adaptive.baseline_samples == 12

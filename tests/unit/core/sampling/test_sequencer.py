@@ -26,6 +26,7 @@ from promptcanary.core.sampling.sequential import (
 from tests.unit.core.sampling.test_pool import _run
 
 POLICY = Policy(min_samples=3, max_samples=12)
+BUILD = Policy(min_samples=3, max_samples=12, top_up=True)
 
 
 def _answers(
@@ -84,11 +85,15 @@ def test_first_stage_asks_one_answer_where_the_pool_had_one_text() -> None:
     # "det": 20 pooled answers of one text; "var": varied texts; "new": nothing pooled, so
     # the run builds its pool, first up to the answers that would show it deterministic.
     seq = Sequencer(
-        {"det": _pooled(20, 20, _digest("A")), "var": _pooled(20, 20), "new": None}, POLICY
+        {"det": _pooled(20, 20, _digest("A")), "var": _pooled(20, 20), "new": None}, BUILD
     )
     assert seq.first_targets(["det", "var", "new"]) == {
         "det": 1, "var": 3, "new": DETERMINISTIC_EVIDENCE
     }  # fmt: skip
+    # A run that may not become the baseline asks a prompt without a pool once, as run() did.
+    plain = Sequencer({"new": None}, POLICY)
+    assert plain.first_targets(["new"]) == {"new": 1}
+    assert plain.look(*_answers("new", [True])) == {}
 
 
 def test_too_few_identical_pooled_answers_are_no_evidence_of_determinism() -> None:
@@ -194,7 +199,7 @@ def test_undecided_prompts_in_order_once() -> None:
 def test_prompts_without_pool_are_built_not_compared() -> None:
     # Varied answers that all pass: asked in growing stages until the pool could show a drop of
     # 0.5 (detectable), never beyond baseline_samples; nothing is compared.
-    policy = Policy(min_samples=3, max_samples=30, baseline_samples=40)
+    policy = Policy(min_samples=3, max_samples=30, baseline_samples=40, top_up=True)
     seq = Sequencer({"new": None}, policy)
     n = seq.first_targets(["new"])["new"]
     sizes = [n]
@@ -209,14 +214,14 @@ def test_prompts_without_pool_are_built_not_compared() -> None:
 
 
 def test_a_prompt_with_one_text_is_built_only_to_the_deterministic_evidence() -> None:
-    seq = Sequencer({"new": None}, POLICY)
+    seq = Sequencer({"new": None}, BUILD)
     n = seq.first_targets(["new"])["new"]
     assert seq.look(*_answers("new", [True] * n, text="always this")) == {}
 
 
 def test_building_stops_at_baseline_samples() -> None:
     # Answers that pass 3 times in 4 never make a 12-answer comparison detectable at 20 in all.
-    policy = Policy(min_samples=3, max_samples=12, baseline_samples=20)
+    policy = Policy(min_samples=3, max_samples=12, baseline_samples=20, top_up=True)
     seq = Sequencer({"new": None}, policy)
     n = seq.first_targets(["new"])["new"]
     while targets := seq.look(*_answers("new", (([True] * 3 + [False]) * 10)[:n])):

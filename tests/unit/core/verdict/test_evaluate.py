@@ -283,7 +283,7 @@ def test_a_first_auto_run_says_what_building_the_baseline_cost() -> None:
     from promptcanary.core.verdict.evaluate import EvaluationPolicy, evaluate
     from tests.unit.core.run.test_stages import STEADY, SUITE, Answers
 
-    run = SUITE.run(Answers(STEADY, varied=True), show_progress=False)
+    run = SUITE.run(Answers(STEADY, varied=True), show_progress=False, top_up=True)
     evaluation = evaluate(None, run, SUITE, EvaluationPolicy(promotion="if_clean"))
     assert evaluation.promotion.allowed
     (note,) = [n for n in evaluation.notes if "built the baseline" in n]
