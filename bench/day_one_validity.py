@@ -80,28 +80,26 @@ def _crosses(baseline: Counts, passes: int, n: int, bar: float) -> bool:
     return seq.log_e_worse(baseline, Counts(passes, n)) >= math.log(bar)
 
 
-def regressed(nb: int, p_b: float, p_c: float, bar: float, sizes: Sequence[int]) -> float:
+def _over_baselines(
+    nb: int, p_b: float, p_c: float, sizes: Sequence[int],
+    decides: Callable[[Counts, int, int], bool],
+) -> float:  # fmt: skip
+    """Chance of ``decides(baseline, passes, n)`` at some stage, summed over baseline counts."""
     total = 0.0
     for xb in range(nb + 1):
         weight = _binom(xb, nb, p_b)
-        if weight < 1e-12:
-            continue
-        baseline = Counts(xb, nb)
-        total += weight * ever(lambda x, n, b=baseline: _crosses(b, x, n, bar), p_c, sizes)
+        if weight >= 1e-12:
+            baseline = Counts(xb, nb)
+            total += weight * ever(lambda x, n, b=baseline: decides(b, x, n), p_c, sizes)
     return total
+
+
+def regressed(nb: int, p_b: float, p_c: float, bar: float, sizes: Sequence[int]) -> float:
+    return _over_baselines(nb, p_b, p_c, sizes, lambda b, x, n: _crosses(b, x, n, bar))
 
 
 def said_same(nb: int, p_b: float, p_c: float, sizes: Sequence[int]) -> float:
-    total = 0.0
-    for xb in range(nb + 1):
-        weight = _binom(xb, nb, p_b)
-        if weight < 1e-12:
-            continue
-        baseline = Counts(xb, nb)
-        total += weight * ever(
-            lambda x, n, b=baseline: seq.futile(b, Counts(x, n), POLICY), p_c, sizes
-        )
-    return total
+    return _over_baselines(nb, p_b, p_c, sizes, lambda b, x, n: seq.futile(b, Counts(x, n), POLICY))
 
 
 def validity(pools: Sequence[int], rates: Sequence[float]) -> None:
