@@ -22,6 +22,7 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.core.render.terminal import format_drift, format_run
+from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE
 
 ROOT = Path(__file__).resolve().parents[2]
 ESC = "\x1b"
@@ -155,7 +156,9 @@ def test_compare_rescores_the_baseline_when_the_probes_changed(workdir: Path) ->
         cwd=workdir,
     )  # fmt: skip
     assert compared.returncode == 0, compared.stdout + compared.stderr
-    assert "re-scored 3 stored baseline response(s)" in compared.stdout
+    # run --save-baseline built the pool: the replay's one text 10 times for each of 3 prompts.
+    rescored = 3 * DETERMINISTIC_EVIDENCE
+    assert f"re-scored {rescored} stored baseline response(s)" in compared.stdout
     # Without the suite the probe edit cannot be told from drift: the user is told so.
     blind = cli("compare", "--baseline-dir", "bl", "--current", "run.json", cwd=workdir)
     assert "pass --config" in blind.stdout
