@@ -328,9 +328,9 @@ def test_custom_probe_module_registers_the_example_probes(tmp_path: Path) -> Non
 def test_run_auto_against_a_baseline_costs_one_answer_for_a_repeating_model(
     workdir: Path,
 ) -> None:
-    # A replay repeats its one answer: a deterministic model. Without a baseline there is
-    # nothing to decide, so auto asks one answer per prompt (the pool fills from there); against
-    # that baseline, one answer each settles it.
+    # A replay repeats its one answer: a deterministic model. A run saved as the first baseline
+    # builds the pool: each prompt until it gave one text 10 times; against that baseline, one
+    # answer each settles it.
     first = cli(
         "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--samples", "auto",
         "--output-json", "first.json", "--save-baseline", "--baseline-dir", "bl", "--no-progress",
@@ -338,7 +338,7 @@ def test_run_auto_against_a_baseline_costs_one_answer_for_a_repeating_model(
     )  # fmt: skip
     assert first.returncode == 0, first.stderr
     first_run = CanaryRunResult.model_validate_json((workdir / "first.json").read_text())
-    assert len(first_run.llm_responses) == len(GOOD)
+    assert len(first_run.llm_responses) == len(GOOD) * DETERMINISTIC_EVIDENCE
     [saved] = (workdir / "bl").glob("*.json")
     again = cli(
         "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--baseline", str(saved),
