@@ -171,6 +171,11 @@ def _add_sampling(run: argparse.ArgumentParser) -> None:
         help="auto: promoted runs pooled as the baseline (default: %(default)s)",
     )  # fmt: skip
     run.add_argument(
+        "--baseline-samples", type=whole_number, metavar="N",
+        help="auto, with --save-baseline or no baseline: most answers per prompt while building "
+        "the baseline (default: derived from the suite's size; docs/statistics.md)",
+    )  # fmt: skip
+    run.add_argument(
         "--baseline", "-b", metavar="FILE",
         help="decide against this baseline snapshot (default: the newest in --baseline-dir "
         "for the suite and model)",

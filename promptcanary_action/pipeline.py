@@ -144,9 +144,12 @@ def verdict_fields(evaluation: Evaluation) -> dict[str, Any]:
     }
 
 
-def run_options(settings: Settings, *, sha: str, ref: str) -> RunOptions:
-    """The inputs that shape a run; unset ones leave the suite's ``defaults:`` in force."""
-    return settings.run_options(git_sha=sha or None, git_ref=ref or None)
+def run_options(settings: Settings, *, sha: str, ref: str, may_promote: bool = False) -> RunOptions:
+    """The inputs that shape a run; unset ones leave the suite's ``defaults:`` in force.
+
+    ``may_promote``: the event may make the run the baseline, so a pool too small to show a
+    drop is topped up (``baseline-samples``)."""
+    return settings.run_options(git_sha=sha or None, git_ref=ref or None, top_up=may_promote)
 
 
 @dataclass(frozen=True)
@@ -249,7 +252,8 @@ async def run_pair(
     model_id = provider.config.model_id
     found = _load_baseline(judging.backend, loaded.suite.name, model_id, judging.activity)
     stop = cancellation.stop_event() if cancellation is not None else None
-    options = run_options(judging.settings, sha=judging.sha, ref=ref)
+    may_promote = judging.activity.promotion != "never"
+    options = run_options(judging.settings, sha=judging.sha, ref=ref, may_promote=may_promote)
     # samples: auto decides against the baseline (and its pool) while it samples.
     answer_services: list[AnswerService] = [*services]  # embeddings, then the judge
     if judge_providers is not None:

@@ -373,6 +373,9 @@ class Settings:
     # The run options' bounds are RunOptions' (the CLI's too): their cleaners only parse.
     min_samples: int | None = field(default=None, metadata=_input("min-samples", run_option(int)))
     max_samples: int | None = field(default=None, metadata=_input("max-samples", run_option(int)))
+    baseline_samples: int | None = field(
+        default=None, metadata=_input("baseline-samples", run_option(int))
+    )
     baseline_pool: int = field(
         default=DEFAULT_POOL, metadata=_input("baseline-pool", run_option(int))
     )

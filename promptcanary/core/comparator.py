@@ -26,7 +26,13 @@ from promptcanary.core.models import (
     ProbeResult,
     ResultRef,
 )
-from promptcanary.core.sampling.sequencer import RunDecisions, comparison_fields, decide_run
+from promptcanary.core.sampling.sequencer import (
+    RunDecisions,
+    comparison_fields,
+    decide_run,
+    settle_hint,
+)
+from promptcanary.core.sampling.sequential import Verdict
 from promptcanary.core.semantic_rows import meaning_rows
 
 DEFAULT_THRESHOLD = 0.05
@@ -228,14 +234,17 @@ def compare(
     found = _match(baseline.run_result, current)
     warnings = _provenance_warnings(baseline, current)
     thresholds = _Thresholds(regression_threshold, improvement_threshold, alpha)
-    comparisons, statistical = _fixed_sample_comparisons(found.pairs, thresholds, warnings)
     record = _sampled_against_a_baseline(current)
+    # A run sampled against a pool is judged by its sequential decisions only (no fixed-sample
+    # rule, no single-sample fallback, no warning of theirs).
+    fixed_warnings = warnings if record is None else []
+    comparisons, statistical = _fixed_sample_comparisons(found.pairs, thresholds, fixed_warnings)
     pool_runs = 1
     if record is not None:
-        decided = decide_run(snapshots, pool_size or record.pool_runs, current)
-        if decided is not None:  # always: the run recorded the procedure it sampled by
-            comparisons = _with_sequential_decisions(comparisons, decided)
-            pool_runs = decided.pooled.runs
+        comparisons, pool_runs, decided = _sequential(
+            snapshots, current, comparisons, warnings, pool_size
+        )
+        if decided is not None:
             comparisons += _meaning_rows(decided, baseline, current, found)  # semantic_drift
         statistical, alpha = True, record.alpha
     base_set, cur_set = set(found.base_prompts), set(found.cur_prompts)
@@ -271,21 +280,47 @@ def _meaning_rows(
     return rows
 
 
+def _sequential(
+    snapshots: list[BaselineSnapshot],
+    current: CanaryRunResult,
+    rows: list[ProbeComparison],
+    warnings: list[str],
+    pool_size: int | None,
+) -> tuple[list[ProbeComparison], int, RunDecisions | None]:
+    """The rows of a run sampled against a pool, decided by its sequential procedure, the
+    pooled runs and the decisions; inconclusive rows add a warning saying what would settle
+    them."""
+    record = current.provenance.adaptive
+    assert record is not None
+    decided = decide_run(snapshots, pool_size or record.pool_runs, current)
+    if decided is None:  # never: the run recorded the procedure it sampled by
+        return rows, 1, None
+    rows = _with_sequential_decisions(rows, decided)
+    warnings.extend(_inconclusive_notes(rows))
+    return rows, decided.pooled.runs, decided
+
+
 def _with_sequential_decisions(
     rows: list[ProbeComparison], decided: RunDecisions
 ) -> list[ProbeComparison]:
     """Rows of an adaptive run with the sequential decisions, counts and pooled baseline means.
 
-    A row without a decision (its prompt was edited since every pooled run) keeps its
-    fixed-sample verdict against the newest snapshot, whose warning names the edit.
+    A row without a decision (its prompt was edited since every pooled run, so nothing pooled
+    matches it) is inconclusive: nothing tested it, and the edit's warning says why.
     """
     out: list[ProbeComparison] = []
     for row in rows:
         decision = decided.decisions.get((row.prompt_id, row.probe_key))
         if decision is None:
-            out.append(row)
+            out.append(row.model_copy(update={
+                "verdict": "inconclusive", "regression": False, "improvement": False,
+                "p_value": None, "p_adjusted": None,
+                "settle": "no pooled answer of this prompt as it is worded today",
+            }))  # fmt: skip
             continue
         update = comparison_fields(decision)
+        if decision.verdict is Verdict.UNDECIDED:
+            update["settle"] = settle_hint(decision, len(decided.decisions), decided.policy)
         pool = decided.pooled.prompts.get(row.prompt_id)
         summary = pool.results.get(row.probe_key) if pool else None
         if summary is not None and summary.mean is not None:
@@ -294,6 +329,20 @@ def _with_sequential_decisions(
             update["flaky"] = 0 < summary.passes < summary.n
         out.append(row.model_copy(update=update))
     return out
+
+
+def _inconclusive_notes(rows: list[ProbeComparison]) -> list[str]:
+    """One warning per reason that left comparisons inconclusive, with what would settle them."""
+    reasons: dict[str, list[str]] = {}
+    for row in rows:
+        if row.inconclusive and row.settle:
+            reasons.setdefault(row.settle.split(":")[0], []).append(row.settle)
+    return [
+        f"{len(texts)} comparison(s) inconclusive: {texts[0]}"
+        + (f" (and {len(texts) - 1} more alike)" if len(texts) > 1 else "")
+        + "."
+        for texts in reasons.values()
+    ]
 
 
 @dataclass(frozen=True)

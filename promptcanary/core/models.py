@@ -387,6 +387,10 @@ class AdaptiveSampling(BaseModel):
     alpha: float = DEFAULT_ALPHA
     margin: float = 0.5
     futility_level: float = 1 / 16
+    baseline_samples: int = 1
+    """Answers per prompt the run built the pool to (runs recorded before it existed: 1)."""
+    top_up: bool = False
+    """Whether the run topped up prompts whose pool was too small (a run that may be promoted)."""
     pool_runs: int = 0
     """Promoted runs in the baseline pool the run decided against (0: no baseline)."""
     stages: int = 1
@@ -826,6 +830,8 @@ class ProbeComparison(BaseModel):
     """``samples: auto`` only: the evidence for the verdict's direction (``p_value`` is 1/e)."""
     semantic: MeaningShift | None = None
     """Set on a meaning comparison (``semantic_drift:``, probe key ``semantic``)."""
+    settle: str | None = None
+    """``samples: auto``, inconclusive only: what would settle the comparison."""
 
     @property
     def inconclusive(self) -> bool:

@@ -136,6 +136,8 @@ class RunDefaults:
     samples: Samples | None = None
     min_samples: int | None = None
     max_samples: int | None = None
+    baseline_samples: int | None = None
+    """``samples: auto``: answers per prompt the pool is built to (unset: from the suite's size)."""
 
 
 DEFAULT_MIN_SHIFT = 0.05

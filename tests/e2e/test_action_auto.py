@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE
 from tests.e2e.conftest import CONFIRM_PROMPTS, ActionHarness, suite_text
 
 pytestmark = pytest.mark.e2e
@@ -89,3 +90,25 @@ def test_auto_spends_little_when_nothing_changed_and_catches_a_drop(
     comment = harness.github.comments(7)[-1].body
     assert "e-value" in comment and "adj. p" in comment and "CI of change" in comment
     assert f" → {took} |" in comment  # the answers it took (baseline pool → this run)
+
+
+def test_the_first_pull_request_after_one_push_catches_a_drop(harness: ActionHarness) -> None:
+    # Day one: one push builds the baseline (and says so), and the very first pull request,
+    # where "yes" falls from 95% to 50%, reports the regression.
+    harness.write("canary.yaml", suite_text("orders", harness.llm.url, PROMPTS))
+    _script(harness, seed=300, yes=0.95)
+    pushed = harness.run_push(INPUTS)
+    assert pushed.returncode == 0, pushed.log
+    assert pushed.outputs["baseline-status"] == "created"
+    built = _asked(harness, "order confirmed")
+    assert built > 10  # more than one answer, and more than the identical-answer evidence
+    assert _asked(harness, "Say hello") == DETERMINISTIC_EVIDENCE  # one text: it stops there
+    assert "This run built the baseline with" in pushed.summary
+
+    _script(harness, seed=301, yes=0.5)
+    drifted = harness.run_pr(INPUTS)
+    assert drifted.returncode == 1, drifted.log
+    assert drifted.outputs["regressions"] == "1"
+    [row] = _drift(drifted.output_path("report-dir"))["regressions"]
+    assert row["prompt_id"] == "confirm" and row["baseline_samples"] == built
+    assert "one side only" not in drifted.summary

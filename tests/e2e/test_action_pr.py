@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE
 from tests.e2e.conftest import (
     HEAD_SHA,
     MODEL,
@@ -164,8 +165,14 @@ def test_pr_with_drift_reports_regressions_at_the_suite_lines(harness: ActionHar
     # prompt to the prompt's line at the commit under test.
     blob = f"https://github.com/octo-org/octo-repo/blob/{HEAD_SHA}/canary.yaml"
     refund, greeting = line_of(suite, "- id: refund-policy"), line_of(suite, "- id: greeting")
-    assert f"| [`refund-policy`]({blob}#L{refund}) | `mentions-days` | 100% → 0% | 1 → 3 |" in body
-    assert f"| [`greeting`]({blob}#L{greeting}) | `short` | 100% → 0% | 1 → 3 |" in body
+    assert (
+        f"| [`refund-policy`]({blob}#L{refund}) | `mentions-days` | 100% → 0% | {DETERMINISTIC_EVIDENCE} → 3 |"
+        in body
+    )
+    assert (
+        f"| [`greeting`]({blob}#L{greeting}) | `short` | 100% → 0% | {DETERMINISTIC_EVIDENCE} → 3 |"
+        in body
+    )
     assert "Responses to refund-policy" in body  # the folded before/after diff
 
     check = harness.check_run()

@@ -22,6 +22,7 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.core.render.terminal import format_drift, format_run
+from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE
 from tests.unit.core.render.test_html import texts, view
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,7 +157,9 @@ def test_compare_rescores_the_baseline_when_the_probes_changed(workdir: Path) ->
         cwd=workdir,
     )  # fmt: skip
     assert compared.returncode == 0, compared.stdout + compared.stderr
-    assert "re-scored 3 stored baseline responses" in compared.stdout
+    # run --save-baseline built the pool: the replay's one text 10 times for each of 3 prompts.
+    rescored = 3 * DETERMINISTIC_EVIDENCE
+    assert f"re-scored {rescored} stored baseline responses" in compared.stdout
     # Without the suite the probe edit cannot be told from drift: the user is told so.
     blind = cli("compare", "--baseline-dir", "bl", "--current", "run.json", cwd=workdir)
     assert "pass --config" in blind.stdout
@@ -326,9 +329,9 @@ def test_custom_probe_module_registers_the_example_probes(tmp_path: Path) -> Non
 def test_run_auto_against_a_baseline_costs_one_answer_for_a_repeating_model(
     workdir: Path,
 ) -> None:
-    # A replay repeats its one answer: a deterministic model. Without a baseline there is
-    # nothing to decide, so auto asks one answer per prompt (the pool fills from there); against
-    # that baseline, one answer each settles it.
+    # A replay repeats its one answer: a deterministic model. A run saved as the first baseline
+    # builds the pool: each prompt until it gave one text 10 times; against that baseline, one
+    # answer each settles it.
     first = cli(
         "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--samples", "auto",
         "--output-json", "first.json", "--save-baseline", "--baseline-dir", "bl", "--no-progress",
@@ -336,7 +339,7 @@ def test_run_auto_against_a_baseline_costs_one_answer_for_a_repeating_model(
     )  # fmt: skip
     assert first.returncode == 0, first.stderr
     first_run = CanaryRunResult.model_validate_json((workdir / "first.json").read_text())
-    assert len(first_run.llm_responses) == len(GOOD)
+    assert len(first_run.llm_responses) == len(GOOD) * DETERMINISTIC_EVIDENCE
     [saved] = (workdir / "bl").glob("*.json")
     again = cli(
         "run", "--config", "canary.yaml", "--replay", "good.jsonl", "--baseline", str(saved),

@@ -99,6 +99,7 @@ class _DefaultsDoc(_Doc):
     samples: int | str | None = None
     min_samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES_CAP)
     max_samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES_CAP)
+    baseline_samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES_CAP)
 
     @field_validator("samples")
     @classmethod

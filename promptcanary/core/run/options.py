@@ -11,7 +11,13 @@ from typing import Any
 from promptcanary.core.models import MAX_TOKENS_CAP, TEMPERATURE_RANGE
 from promptcanary.core.run.shards import Shard
 from promptcanary.core.sampling.pool import DEFAULT_POOL, MAX_POOL
-from promptcanary.core.sampling.sequential import MAX_SAMPLES, MAX_SAMPLES_CAP, MIN_SAMPLES, Policy
+from promptcanary.core.sampling.sequential import (
+    MAX_SAMPLES,
+    MAX_SAMPLES_CAP,
+    MIN_SAMPLES,
+    Policy,
+    baseline_samples_for,
+)
 from promptcanary.core.spec import AUTO, RunDefaults
 
 
@@ -79,6 +85,7 @@ _RULES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "samples": (SAMPLES_RULE, lambda v: samples_problem(v) is None),
     "min_samples": (SAMPLE_COUNT_RULE, lambda v: _whole(v) and 1 <= v <= MAX_SAMPLES_CAP),
     "max_samples": (SAMPLE_COUNT_RULE, lambda v: _whole(v) and 1 <= v <= MAX_SAMPLES_CAP),
+    "baseline_samples": (SAMPLE_COUNT_RULE, lambda v: _whole(v) and 1 <= v <= MAX_SAMPLES_CAP),
     "baseline_pool": (
         f"must be an integer ≥ 1 and ≤ {MAX_POOL}",
         lambda v: _whole(v) and 1 <= v <= MAX_POOL,
@@ -131,6 +138,10 @@ class RunOptions(RunDefaults):
     git_ref: str | None = None
     shard: Shard | None = None
     """Answer only this shard's prompts (the run records it; merge the shards' runs after)."""
+    top_up: bool = False
+    """``samples: auto``: the run may become the baseline, so prompts whose pool is too small to
+    show a drop (or with no pool) are asked up to ``baseline_samples``; without it a prompt with
+    no pool gets one answer, as a plain ``run()`` documents."""
 
     def over(self, defaults: RunDefaults) -> RunOptions:
         """These options with every model parameter they leave unset taken from ``defaults``."""
@@ -164,10 +175,18 @@ class RunOptions(RunDefaults):
             return max(1, self.samples)
         return self.policy().max_samples
 
-    def policy(self) -> Policy:
-        """The sequential procedure of an ``auto`` run (``ValueError`` names a bad bound)."""
+    def policy(self, comparisons: int = 100) -> Policy:
+        """The sequential procedure of an ``auto`` run for a suite of ``comparisons`` (prompt,
+        probe) pairs, which set the default ``baseline_samples`` (``ValueError`` names a bad
+        bound)."""
         low = self.min_samples if self.min_samples is not None else MIN_SAMPLES
         high = self.max_samples if self.max_samples is not None else MAX_SAMPLES
         if self.min_samples is not None and self.max_samples is None:
             high = max(high, low)
-        return Policy(min_samples=low, max_samples=high)
+        build = self.baseline_samples
+        return Policy(
+            min_samples=low,
+            max_samples=high,
+            baseline_samples=build if build is not None else baseline_samples_for(comparisons),
+            top_up=self.top_up,
+        )

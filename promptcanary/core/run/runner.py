@@ -1,10 +1,12 @@
 """The runner: every prompt of a suite against one provider, answered, scored and recorded.
 
 A fixed number of answers per prompt (``samples: N``), or ``samples: auto``: stage 1 asks every
-prompt for its minimum answers (one where the baseline pool held a single answer text); each later
-stage asks only the prompts with an undecided comparison for about 25% more, until the
-:class:`~promptcanary.core.sampling.sequencer.Sequencer` has nothing left to ask or
-``max_samples`` is reached. One progress line per stage says what it asked and what is still open.
+prompt for its minimum answers (one where the pool shows the prompt deterministic; the first
+building stage where there is no pool); each later stage asks only the prompts with an undecided
+comparison for about 25% more, and the prompts whose pool is being built (no pool, or a run that
+may be promoted on a pool too small to show a drop) up to ``baseline_samples``, until the
+:class:`~promptcanary.core.sampling.sequencer.Sequencer` has nothing left to ask. One progress
+line per stage says what it asked and what is still open.
 """
 
 from __future__ import annotations
@@ -104,7 +106,8 @@ async def run_suite(
     ``options`` override the suite's ``defaults:``, which override the provider's configuration.
     With ``samples: auto`` the answers come in stages decided against ``baseline`` (a snapshot,
     whose stored pool counts, or a list of snapshots, newest first); without a baseline every
-    prompt gets ``min_samples`` answers.
+    prompt is asked enough answers to build a pool that can show a drop (``baseline_samples``,
+    fewer for prompts that answer one text every time).
 
     Once ``stop`` is set no further request is sent; the run is returned with the answers it
     has, the rest errored, and :attr:`CanaryRunResult.incomplete` saying so.
@@ -279,7 +282,9 @@ async def answer_adaptive(asking: _Asking, baseline: Baseline | None) -> Adaptiv
     suite, prompts, options, stop = asking.suite, asking.prompts, asking.options, asking.stop
     ids = [p.id for p in prompts]
     pooled = pooled_baseline(baseline, options.baseline_pool, suite.prompt_hashes, ids)
-    policy = options.policy()
+    # The whole suite sets it (a matrix leg asks its shard only; every leg must agree).
+    comparisons = sum(len(suite.bindings_for(p)) for p in suite.prompts)
+    policy = options.policy(comparisons)
     spec = suite.semantic_drift
     meaning = (
         meaning_for(

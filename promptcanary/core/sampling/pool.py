@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from promptcanary.core.models import (
     BaselineSnapshot,
@@ -119,18 +119,39 @@ def entries_of(baseline: Baseline, size: int) -> list[PoolEntry]:
     return list(merged.values())[: max(1, size)]
 
 
+def without_prompts(entry: PoolEntry, prompt_ids: Collection[str]) -> PoolEntry:
+    """``entry`` with nothing pooled for ``prompt_ids``."""
+    if not prompt_ids:
+        return entry
+    return entry.model_copy(
+        update={
+            "results": {p: r for p, r in entry.results.items() if p not in prompt_ids},
+            "texts": {p: t for p, t in entry.texts.items() if p not in prompt_ids},
+        }
+    )
+
+
 def promoted_pool(
-    run: CanaryRunResult, previous: BaselineSnapshot | None, size: int
+    run: CanaryRunResult,
+    previous: BaselineSnapshot | None,
+    size: int,
+    rebaselined: Collection[str] = (),
 ) -> list[PoolEntry]:
-    """The pool a run carries when it becomes the baseline after ``previous``."""
+    """The pool a run carries when it becomes the baseline after ``previous``; the older runs
+    keep nothing of the ``rebaselined`` prompts (an approved change: today's run is their new
+    reference, and the answers from before the change must not judge the next runs)."""
     older = snapshot_entries(previous) if previous is not None else []
+    older = [without_prompts(e, rebaselined) for e in older]
     return extend(entry_for(run), older, size)
 
 
 def promote(
-    run: CanaryRunResult, previous: BaselineSnapshot | None, size: int = DEFAULT_POOL
+    run: CanaryRunResult,
+    previous: BaselineSnapshot | None,
+    size: int = DEFAULT_POOL,
+    rebaselined: Collection[str] = (),
 ) -> BaselineSnapshot:
     """The snapshot that makes ``run`` the baseline, carrying the pool of the last ``size`` runs."""
     return BaselineSnapshot.of_run(run).model_copy(
-        update={"pool": promoted_pool(run, previous, size)}
+        update={"pool": promoted_pool(run, previous, size, rebaselined)}
     )

@@ -27,11 +27,14 @@ from promptcanary.core.models import (
 from promptcanary.core.sampling.meaning import SEMANTIC_KEY, MeaningComparisons, meaning_for
 from promptcanary.core.sampling.pool import Baseline, answer_digest, entries_of
 from promptcanary.core.sampling.sequential import (
+    DETERMINISTIC_EVIDENCE,
     Counts,
     Decision,
     Look,
     Policy,
     Verdict,
+    answers_to_detect,
+    detectable,
     finish,
     step,
 )
@@ -50,6 +53,17 @@ class PooledPrompt:
     results: dict[str, ScoreSummary]
     text: str | None
     """The digest every pooled answer had, when they all had one; else ``None``."""
+
+    @property
+    def answers(self) -> int:
+        """Pooled answers of the prompt (its best-scored probe's count)."""
+        return max((summary.n for summary in self.results.values()), default=0)
+
+    @property
+    def deterministic(self) -> str | None:
+        """The one text, when at least ``DETERMINISTIC_EVIDENCE`` pooled answers had it: only
+        then do the identical-answer rules trust that the model repeats itself."""
+        return self.text if self.answers >= DETERMINISTIC_EVIDENCE else None
 
 
 def pool_prompt(
@@ -119,9 +133,20 @@ def counts_of(summary: ScoreSummary) -> Counts:
 class Sequencer:
     """The decisions of one adaptive run, stage after stage.
 
+    A *comparison* (one ``(prompt, probe)`` with pooled answers) is decided from evidence
+    accumulated in stages: each look judges it regressed / improved / same, or leaves it
+    undecided (:func:`promptcanary.core.sampling.sequential.step`); :meth:`finish` applies e-BH,
+    and what is still undecided is *inconclusive*. Another kind of comparison plugs in by the same
+    contract: a pure decision per look from the pooled and the current evidence, frozen once
+    decided.
+
+    Besides deciding, a run that may become the baseline (``top_up``) *builds* the pool: a prompt
+    with nothing pooled, or whose pool cannot yet show a drop of ``margin``, is asked up to
+    ``baseline_samples`` answers in all, in growing stages; it stops early once the pool would
+    be large enough, or after ``DETERMINISTIC_EVIDENCE`` identical answers.
+
     Args:
-        pooled: prompt id → what the baseline pool knows about it (``None``: nothing; such a
-            prompt gets ``min_samples`` answers and no verdict).
+        pooled: prompt id → what the baseline pool knows about it (``None``: nothing).
         policy: the procedure's knobs.
     """
 
@@ -139,13 +164,23 @@ class Sequencer:
         # Stages planned so far: the runner numbers its stages by it and records the count.
         self.stages = 0
 
+    def _builds(self, pid: str) -> bool:
+        pool = self.pooled.get(pid)
+        return self.policy.top_up and (pool is None or pool.deterministic is None)
+
     def first_targets(self, prompt_ids: Sequence[str]) -> dict[str, int]:
-        """Answers per prompt in the first stage: one where the pool had a single text, and one
-        where there is no pool (nothing to decide: the pool fills from this run on)."""
-        targets = {
-            pid: 1 if (p := self.pooled.get(pid)) is None or p.text else self.policy.min_samples
-            for pid in prompt_ids
-        }
+        """Answers per prompt in the first stage: one where the pool shows the prompt
+        deterministic, the first building stage where there is no pool, else ``min_samples``."""
+        targets: dict[str, int] = {}
+        for pid in prompt_ids:
+            pool = self.pooled.get(pid)
+            if pool is None:
+                # Nothing to compare: one answer (the documented run), or build the pool.
+                targets[pid] = max(1, self.policy.build_size(0, 0)) if self.policy.top_up else 1
+            elif pool.deterministic is not None:
+                targets[pid] = 1
+            else:
+                targets[pid] = self.policy.min_samples
         self.stages = 1 if targets else 0  # a leg whose shard holds no prompt asks nothing
         return targets
 
@@ -159,8 +194,14 @@ class Sequencer:
 
         ``embedding``: today's embedding model (for the meaning comparisons)."""
         responses = list(responses)
-        single = {pid for pid, p in self.pooled.items() if p is not None and p.text}
-        counts, answered, texts = _tally(results, responses, single)
+        # An errored answer stops a prompt's building: a run with errors is not promoted, and
+        # an outage must not be multiplied by baseline_samples.
+        erring = {r.prompt_id for r in responses if r.errored}
+        digest_for = {
+            pid for pid, p in self.pooled.items()
+            if (p is not None and p.deterministic) or self._builds(pid)
+        }  # fmt: skip
+        counts, answered, texts = _tally(results, responses, digest_for)
         if not self.keys:
             self.keys = [
                 (pid, key)
@@ -185,16 +226,37 @@ class Sequencer:
                 n = answered.get(pid, 0)
                 if n < self.policy.max_samples:
                     targets[pid] = self.policy.next_size(n)
+        comparisons = sum(len(per_probe) for per_probe in counts.values())
+        for pid in [p for p in answered if p not in erring]:
+            build = self._build_target(pid, counts.get(pid, {}), answered[pid], texts, comparisons)
+            if build > max(answered[pid], targets.get(pid, 0)):
+                targets[pid] = build
         if targets:
             self.stages += 1
         return targets
+
+    def _build_target(
+        self, pid: str, today: dict[str, Counts], n: int, texts: dict[str, set[str]], m: int
+    ) -> int:
+        """Answers today that building the pool of ``pid`` asks for (``n`` or fewer: none)."""
+        if not self._builds(pid):
+            return 0
+        pool = self.pooled.get(pid)
+        if len(texts.get(pid, set())) == 1 and n >= DETERMINISTIC_EVIDENCE:
+            return 0  # one text, often enough: a deterministic prompt needs no more
+        pooled = pool.answers if pool is not None else 0
+        if today and all(
+            detectable(_pooled_counts(pool, key) + c, m, self.policy) for key, c in today.items()
+        ):
+            return 0  # the pool with these answers can show a drop of margin
+        return self.policy.build_size(pooled, n)
 
     def _look(
         self, pid: str, key: str, counts: dict[str, dict[str, Counts]], texts: dict[str, set[str]]
     ) -> Look:
         pooled = self.pooled[pid]
         assert pooled is not None  # keys are built from pooled prompts only
-        single, today = pooled.text, texts.get(pid, set())
+        single, today = pooled.deterministic, texts.get(pid, set())
         current = counts[pid].get(key, Counts(0, 0))
         return Look(
             counts_of(pooled.results[key]),
@@ -217,6 +279,11 @@ class Sequencer:
             keys = [(pid, SEMANTIC_KEY) for pid in self.meaning.ids]
             out.update(zip(keys, final[len(decided) :], strict=True))
         return out
+
+
+def _pooled_counts(pool: PooledPrompt | None, key: str) -> Counts:
+    summary = pool.results.get(key) if pool is not None else None
+    return counts_of(summary) if summary is not None else Counts(0, 0)
 
 
 def replay(
@@ -268,6 +335,8 @@ class RunDecisions:
     pooled: PooledBaseline
     stages: int
     """The stages the replay took (as many as the run took, when its recording is complete)."""
+    policy: Policy
+    """The procedure the run sampled by."""
     meaning: MeaningComparisons | None = None
     """The meaning comparisons (``semantic_drift:``) and their outcomes, for reports."""
 
@@ -283,6 +352,7 @@ def decide_run(baseline: Baseline, size: int, run: CanaryRunResult) -> RunDecisi
     prompt_ids = run.prompt_ids
     hashes = run.provenance.prompt_hashes
     pooled = pooled_baseline(baseline, size, hashes, prompt_ids)
+    policy = policy_of(info)
     today = run.provenance.embedding
     meaning = (
         meaning_for(baseline, size, today.prompts, hashes, today.model_id, today.min_shift)
@@ -291,14 +361,30 @@ def decide_run(baseline: Baseline, size: int, run: CanaryRunResult) -> RunDecisi
     )
     decisions, stages = replay(
         pooled.prompts,
-        policy_of(info),
+        policy,
         prompt_ids,
         run.probe_results,
         run.llm_responses,
         meaning,
         today,
     )
-    return RunDecisions(decisions, pooled, stages, meaning)
+    return RunDecisions(decisions, pooled, stages, policy, meaning)
+
+
+def settle_hint(decision: Decision, comparisons: int, policy: Policy) -> str:
+    """What would settle an inconclusive comparison: a bigger baseline, or more answers today."""
+    more = answers_to_detect(decision.baseline, comparisons, policy)
+    if more is None:
+        return f"baseline too small to detect a drop of {policy.margin:g}"
+    if more:
+        return (
+            f"baseline too small to detect a drop of {policy.margin:g}: {more} more answers "
+            "needed (promoted runs add them; baseline-samples sets how many a push asks)"
+        )
+    return (
+        f"neither a regression nor a drop below {policy.margin:g} shown in "
+        f"{decision.current.n} answers (a moderate change; max-samples allows more)"
+    )
 
 
 VERDICT_NAMES = {

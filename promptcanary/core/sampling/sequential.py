@@ -4,20 +4,26 @@ Pure functions of pass counts; no I/O, no randomness. ``docs/statistics.md`` exp
 in short:
 
 * **Regressions and improvements** are judged by an e-value per ``(prompt, probe)``: a mixture
-  likelihood ratio (uniform prior on ``p_current < p_baseline``, resp. ``>``) over the *largest*
-  likelihood the null ``p_current >= p_baseline`` allows (universal inference, Wasserman, Ramdas &
-  Balakrishnan 2020). For every null parameter the mixture ratio is a test martingale as answers
-  arrive, so the e-value stays valid however many looks are taken and whenever sampling stops
-  (Ville's inequality). The suite-wide family is controlled by e-BH (Wang & Ramdas 2022), valid
-  under any dependence between comparisons (probes of one prompt share answers).
-* **"Same"** is a non-binding futility rule: stop when a drop of ``margin`` in the pass rate is
-  ruled out by a likelihood ratio of ``1 / futility_level`` (a one-sided SPRT between "as in the
-  baseline" and "``margin`` lower"). Stopping for futility can only remove rejections, so it costs
-  detection power, never false alarms.
-* **Deterministic prompts**: when every baseline answer was the same text and today's answers are
-  that text again, the prompt is settled after one answer without any test (nothing varied). When
-  today's answers (two or more) are all one *other* text, the model is deterministic and changed:
-  its pass flags decide (a pass that became a failure is a regression), again without a test.
+  likelihood ratio over the *largest* likelihood the null ``p_current >= p_baseline`` allows
+  (universal inference, Wasserman, Ramdas & Balakrishnan 2020). The mixture's prior puts
+  ``p_baseline ~ Beta(PRIOR_WEIGHT, 1)`` (canary probes mostly pass) and ``p_current`` uniform below
+  it. For every null parameter the mixture ratio is a test martingale as answers arrive, so the
+  e-value stays valid however many looks are taken and whenever sampling stops (Ville's
+  inequality). The suite-wide family is controlled by e-BH (Wang & Ramdas 2022), valid under any
+  dependence between comparisons (probes of one prompt share answers).
+* **"Same"** is a tested verdict: the drop of ``margin`` is placed below an upper confidence bound
+  of the baseline rate (Clopper-Pearson at ``SAME_BASELINE_LEVEL``), and today's answers must rule
+  it out by a likelihood ratio of ``1 / futility_level`` (a one-sided sequential test, valid at any
+  look). A comparison wrongly called "same" after a drop of ``margin`` or more has probability at
+  most ``SAME_BASELINE_LEVEL + futility_level`` (5% at the defaults).
+* **Deterministic prompts**: when at least ``DETERMINISTIC_EVIDENCE`` pooled answers were one text
+  and today's answers are that text again, the prompt is settled after one answer (nothing
+  varied). When today's answers (two or more) are all one *other* text, the model is
+  deterministic and changed: its pass flags decide. With fewer pooled answers neither shortcut
+  applies and the e-values decide.
+* **How large a baseline must be**: :func:`detectable` says whether a baseline's counts can show a
+  drop of ``margin`` in ``max_samples`` answers (conditional power about 90%);
+  :func:`baseline_samples_for` is the default ``baseline-samples`` for a suite's size.
 """
 
 from __future__ import annotations
@@ -36,6 +42,30 @@ MIN_SAMPLES = 3
 """``min-samples`` by default: answers every prompt gets in the first stage of ``auto``."""
 MAX_SAMPLES = 60
 """``max-samples`` by default: answers after which an undecided comparison is inconclusive."""
+PRIOR_WEIGHT = 6
+"""The regression e-value's prior on the baseline rate is ``Beta(PRIOR_WEIGHT, 1)``: mass near the
+high pass rates canary probes have (``bench/day_one_validity.py`` prints its power)."""
+SAME_BASELINE_LEVEL = 0.01
+""""Same" tests against an upper bound of the baseline rate that fails this often."""
+DETERMINISTIC_EVIDENCE = 10
+"""Identical pooled answers that make a prompt deterministic for the identical-answer rules: a
+second wording used 1 time in 5 would have appeared in 10 answers 89% of the time."""
+BASELINE_SAMPLES_TABLE: tuple[tuple[int, int], ...] = (
+    (1, 24),
+    (2, 28),
+    (5, 34),
+    (10, 38),
+    (20, 44),
+    (50, 51),
+    (100, 57),
+    (200, 63),
+    (500, 72),
+    (1000, 78),
+    (2000, 86),
+)
+"""(comparisons m, baseline answers per prompt): the fewest baseline answers of a probe passing
+95% of the time with which this e-value catches a drop to 50% in 93% of pull requests at e-BH's
+bar ``m / 0.05`` (exact computation, ``bench/day_one_validity.py --derive``)."""
 
 
 class Verdict(StrEnum):
@@ -77,10 +107,15 @@ class Policy:
     """False-discovery rate of the suite's regressions (and, separately, improvements)."""
     margin: float = 0.5
     """The pass-rate drop that "same" rules out; smaller drops are not chased."""
-    futility_level: float = 1 / 16
+    futility_level: float = 1 / 25
     """How strongly "same" must rule the drop out (likelihood ratio ``1 / futility_level``)."""
     min_samples: int = MIN_SAMPLES
     max_samples: int = MAX_SAMPLES
+    baseline_samples: int = 57
+    """Answers per prompt a run builds the pool to when the pool cannot yet show a drop of
+    ``margin`` (the runner derives it from the suite's size, :func:`baseline_samples_for`)."""
+    top_up: bool = False
+    """The run may become the baseline: prompts with no pool, or too small a one, are asked more."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.alpha < 1.0:
@@ -94,10 +129,30 @@ class Policy:
                 "need 1 <= min_samples <= max_samples <= "
                 f"{MAX_SAMPLES_CAP}, got {self.min_samples} and {self.max_samples}"
             )
+        if not 1 <= self.baseline_samples <= MAX_SAMPLES_CAP:
+            raise ValueError(
+                f"baseline_samples must lie between 1 and {MAX_SAMPLES_CAP}, "
+                f"got {self.baseline_samples}"
+            )
 
     def next_size(self, n: int) -> int:
         """Answers a still-undecided prompt should have after the next stage (about +25%)."""
         return min(self.max_samples, max(self.min_samples, n + max(1, math.ceil(n / 4))))
+
+    def build_size(self, pooled: int, n: int) -> int:
+        """Answers today for a prompt whose pool (``pooled`` answers) is being built: first up to
+        ``DETERMINISTIC_EVIDENCE``, then about +25%, up to ``baseline_samples`` in all."""
+        room = max(0, self.baseline_samples - pooled)
+        step = DETERMINISTIC_EVIDENCE if n < DETERMINISTIC_EVIDENCE else n + math.ceil(n / 4)
+        return min(room, step)
+
+
+def baseline_samples_for(comparisons: int) -> int:
+    """The default ``baseline-samples`` for a suite of ``comparisons`` (prompt, probe) pairs."""
+    for m, samples in BASELINE_SAMPLES_TABLE:
+        if comparisons <= m:
+            return samples
+    return BASELINE_SAMPLES_TABLE[-1][1]
 
 
 # --------------------------------------------------------------------------------------------
@@ -138,25 +193,26 @@ def _log_likelihood(c: Counts, p: float) -> float:
 
 
 @lru_cache(maxsize=65536)
-def log_e_worse(baseline: Counts, current: Counts) -> float:
+def log_e_worse(baseline: Counts, current: Counts, weight: int = PRIOR_WEIGHT) -> float:
     """Log e-value against "the current pass rate is at least the baseline's".
 
-    Numerator: the likelihood of both samples averaged over the uniform prior on
-    ``{p_current < p_baseline}`` (density 2 on that triangle), i.e.
-    ``2 B(xb+1, fb+1) B(xc+1, fc+1) P(p_c < p_b | data)``. Denominator: the likelihood maximised
-    over the null (at the pooled rate when the current sample looks worse, else at the two
-    observed rates). The value may be below 0 (an e-value below 1): clamping it up would break
-    validity. Without current answers there is nothing to weigh: 0.
+    Numerator: the likelihood of both samples averaged over the prior ``p_b ~ Beta(weight, 1)``,
+    ``p_c | p_b`` uniform on ``(0, p_b)`` (density ``weight p_b^(weight-2)`` on the triangle
+    ``p_c < p_b``; ``weight = 2`` is the uniform triangle), in closed form
+    ``weight B(xb+weight-1, fb+1) B(xc+1, fc+1) P(p_c < p_b | data)``. Denominator: the
+    likelihood maximised over the null (at the pooled rate when the current sample looks worse,
+    else at the two observed rates). The value may be below 0 (an e-value below 1): clamping it
+    up would break validity. Without current answers there is nothing to weigh: 0.
     """
     if baseline.n == 0 or current.n == 0:
         return 0.0
-    p_less = prob_greater(baseline.passes + 1, baseline.fails + 1, current.passes + 1,
-                          current.fails + 1)  # fmt: skip
+    shape_b = baseline.passes + weight - 1
+    p_less = prob_greater(shape_b, baseline.fails + 1, current.passes + 1, current.fails + 1)
     if p_less <= 0.0:
         return -math.inf
     numerator = (
-        math.log(2.0 * p_less)
-        + _log_beta(baseline.passes + 1, baseline.fails + 1)
+        math.log(weight * p_less)
+        + _log_beta(shape_b, baseline.fails + 1)
         + _log_beta(current.passes + 1, current.fails + 1)
     )
     rate_b, rate_c = baseline.passes / baseline.n, current.passes / current.n
@@ -175,8 +231,11 @@ def e_worse(baseline: Counts, current: Counts) -> float:
 
 
 def e_better(baseline: Counts, current: Counts) -> float:
-    """E-value against "the current pass rate is at most the baseline's" (an improvement)."""
-    return e_worse(baseline.flipped(), current.flipped())
+    """E-value against "the current pass rate is at most the baseline's" (an improvement).
+
+    The uniform triangle prior (weight 2): a failure rate has no reason to sit near 1."""
+    log_e = log_e_worse(baseline.flipped(), current.flipped(), 2)
+    return math.exp(log_e) if log_e < 700.0 else math.inf
 
 
 # --------------------------------------------------------------------------------------------
@@ -202,17 +261,38 @@ def e_bh(evalues: Sequence[float], alpha: float) -> list[bool]:
 # futility
 
 
-def log_no_drop_evidence(baseline: Counts, current: Counts, margin: float) -> float:
-    """Log likelihood ratio of the current answers: "as the baseline" vs "``margin`` lower".
+@lru_cache(maxsize=16384)
+def upper_rate(baseline: Counts, level: float = SAME_BASELINE_LEVEL) -> float:
+    """Clopper-Pearson upper confidence bound of the baseline rate: below it but with
+    probability ``level`` (1 when every answer passed)."""
+    if baseline.fails == 0:
+        return 1.0
+    low, high = baseline.passes / baseline.n, 1.0
+    for _ in range(50):  # bisection: P(X <= passes | p) falls as p rises
+        mid = (low + high) / 2
+        # P(X <= passes | n, p) = I_{1-p}(n - passes, passes + 1)
+        if stats.regularized_beta(baseline.fails, baseline.passes + 1, 1 - mid) > level:
+            low = mid
+        else:
+            high = mid
+    return high
 
-    The baseline rate is its Jeffreys posterior mean (never exactly 0 or 1, so one failure does
-    not make "as the baseline" impossible). A baseline rate below ``margin`` cannot drop by
-    ``margin``: the evidence is then infinite.
+
+def log_no_drop_evidence(baseline: Counts, current: Counts, margin: float) -> float:
+    """Log likelihood ratio of today's answers: "as the baseline" against "``margin`` below the
+    baseline's upper confidence bound".
+
+    "As the baseline" is its Jeffreys posterior mean (never exactly 0 or 1). The null is
+    ``p_c <= upper_rate(baseline) - margin``; for a one-sided Bernoulli null the ratio against a
+    higher point is a test supermartingale at every rate of the null, so the evidence is valid at
+    any look. A bound below ``margin`` leaves no drop of ``margin`` possible: infinite evidence.
     """
     rate = (baseline.passes + 0.5) / (baseline.n + 1.0)
-    lower = rate - margin
+    lower = upper_rate(baseline) - margin
     if lower <= 0.0:
         return math.inf
+    if rate <= lower:
+        return 0.0  # no alternative above the null to weigh: no evidence either way
     return _log_likelihood(current, rate) - _log_likelihood(current, lower)
 
 
@@ -220,6 +300,42 @@ def futile(baseline: Counts, current: Counts, policy: Policy) -> bool:
     """True when a drop of ``policy.margin`` is ruled out: stop, the comparison is the same."""
     evidence = log_no_drop_evidence(baseline, current, policy.margin)
     return evidence >= -math.log(policy.futility_level)
+
+
+def _quantile_passes(rate: float, n: int) -> int:
+    """About the 90th percentile of passes in ``n`` answers at ``rate`` (normal approximation)."""
+    spread = 1.2816 * math.sqrt(n * rate * (1 - rate))
+    return min(n, math.ceil(rate * n + spread))
+
+
+def detectable(baseline: Counts, comparisons: int, policy: Policy) -> bool:
+    """Whether ``baseline`` can show a drop of ``margin`` from its rate in ``max_samples`` answers:
+    the e-value at the 90th percentile of passes after such a drop reaches e-BH's bar for one
+    discovery among ``comparisons``. A rate below ``margin`` cannot drop by it: detectable."""
+    if baseline.n == 0:
+        return False
+    dropped = baseline.passes / baseline.n - policy.margin
+    if dropped <= 0.0:
+        return True
+    n = policy.max_samples
+    current = Counts(_quantile_passes(dropped, n), n)
+    return log_e_worse(baseline, current) >= math.log(max(1, comparisons) / policy.alpha)
+
+
+def answers_to_detect(baseline: Counts, comparisons: int, policy: Policy) -> int | None:
+    """Baseline answers to add (at the same pass rate) before a drop of ``margin`` is
+    :func:`detectable`; ``None`` beyond ``MAX_SAMPLES_CAP`` more."""
+    if detectable(baseline, comparisons, policy):
+        return 0
+    rate = baseline.passes / baseline.n if baseline.n else 1.0
+    extra = 1
+    while extra <= MAX_SAMPLES_CAP:
+        n = baseline.n + extra
+        bigger = Counts(min(n, round(rate * n)), n)
+        if detectable(bigger, comparisons, policy):
+            return extra
+        extra += max(1, extra // 4)
+    return None
 
 
 # --------------------------------------------------------------------------------------------

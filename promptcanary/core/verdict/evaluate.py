@@ -24,6 +24,7 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.run.scoring import needs_rescore, rescore
 from promptcanary.core.sampling.pool import DEFAULT_POOL, promote
+from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE
 from promptcanary.core.stats import DEFAULT_ALPHA
 from promptcanary.core.verdict.approval import split_regressions, without_approved
 from promptcanary.core.verdict.gate import (
@@ -129,7 +130,9 @@ class Evaluation:
     def snapshot(self, pool_size: int = DEFAULT_POOL) -> BaselineSnapshot:
         """The run as the baseline it may become: the pool of the last ``pool_size`` promoted
         runs (``samples: auto`` decides against it), and the approval that let it."""
-        return promote(self.run, self.baseline, pool_size).model_copy(
+        # An approved change re-baselines its prompts: the pool keeps none of their older answers.
+        approved = {c.prompt_id for c in self.approved}
+        return promote(self.run, self.baseline, pool_size, approved).model_copy(
             update={"approval": self.approval}
         )
 
@@ -190,6 +193,23 @@ def _held_back(
     if not has_baseline and not policy.may_create_baseline:
         return Promotion(False, "no baseline exists and this run may not create one")
     return promotion
+
+
+def build_note(run: CanaryRunResult) -> str | None:
+    """What a first ``samples: auto`` baseline cost and why (None for a fixed-sample run)."""
+    record = run.provenance.adaptive
+    prompts = (len(run.prompt_ids) or record.prompts) if record else 0
+    if record is None or not prompts or not record.top_up or record.baseline_samples <= 1:
+        return None
+    per_prompt = len(run.llm_responses) / prompts
+    return (
+        f"This run built the baseline with {per_prompt:.1f} answers per prompt on average "
+        f"({len(run.llm_responses)} requests, at most baseline-samples {record.baseline_samples} "
+        f"a prompt): enough for a drop of {record.margin:g} in a probe's pass rate to be shown "
+        "from the first pull request. Prompts stopped early once their answers sufficed, or "
+        f"after {DETERMINISTIC_EVIDENCE} identical answers; later pushes ask only what a pull "
+        "request asks."
+    )
 
 
 def age_note(snapshot: BaselineSnapshot, now: datetime, max_age_days: int) -> str | None:
@@ -338,12 +358,16 @@ def decide(
     if run.incomplete is not None:
         # Whatever the rule: part of a run must not become the reference (a pull request too).
         notes.append(f"Not promoted: the run is incomplete ({run.incomplete}).")
+    promotion = _held_back(rule, run, baseline is not None, policy)
+    built = build_note(run) if baseline is None and promotion.allowed else None
+    if built:
+        notes.append(built)
     return Evaluation(
         run=run,
         baseline=baseline,
         drift=drift,
         gated_drift=gated,
-        promotion=_held_back(rule, run, baseline is not None, policy),
+        promotion=promotion,
         gate_failed=gate_failed(gated, run, policy.fail_on) or bool(findings) or gates_model,
         untrustworthy=untrustworthy(run, policy.max_error_rate),
         notes=tuple(notes),

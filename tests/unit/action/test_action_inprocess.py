@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from promptcanary.core.run.provider import ProviderError
+from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE
 from promptcanary_action.effects import Effects, make_backend
 from promptcanary_action.github.errors import GitHubPermissionError
 from promptcanary_action.github.port import GitHubPort
@@ -211,14 +212,17 @@ def test_a_run_whose_responses_mostly_errored_is_untrustworthy(tmp_path: Path) -
 
     assert step.code == 3
     (error,) = step.annotations("error")
-    assert error.message.startswith("⚠️ Untrustworthy run: 2 responses errored")
+    # The first push builds the pool: its first stage asks each of the 2 prompts for the
+    # answers that would show it deterministic; every one errors, and building stops there.
+    asked = 2 * DETERMINISTIC_EVIDENCE
+    assert error.message.startswith(f"⚠️ Untrustworthy run: {asked} responses errored")
     (cause,) = [w for w in step.annotations("warning") if "by cause" in w.message]
     # The log says why, not only how many: the provider's reason with its answer count.
-    assert "2× " in cause.message and "upstream unavailable" in cause.message
+    assert f"{asked}× " in cause.message and "upstream unavailable" in cause.message
     (check,) = step.github.check_runs.values()
     assert check.conclusion == "failure"
     # Results are still written; an outage never becomes the baseline.
-    assert step.workflow.outputs["errors"] == "2"
+    assert step.workflow.outputs["errors"] == str(asked)
     assert step.workflow.outputs["baseline-status"] == "missing"
     assert not (workspace / ".promptcanary").exists()
 

@@ -33,6 +33,7 @@ PUBLISHED_INPUTS = {
     "min-samples",
     "max-samples",
     "baseline-pool",
+    "baseline-samples",
     "alpha",
     "concurrency",
     "timeout",

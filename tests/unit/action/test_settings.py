@@ -37,6 +37,7 @@ NUMBERS = [
     ("min-samples", "min_samples", "1", 1, "0", "must be an integer ≥ 1 and ≤ 1000"),
     ("max-samples", "max_samples", "1000", 1000, "10000", "must be an integer ≥ 1 and ≤ 1000"),
     ("baseline-pool", "baseline_pool", "1", 1, "0", "must be an integer ≥ 1 and ≤ 100"),
+    ("baseline-samples", "baseline_samples", "30", 30, "0", "must be an integer ≥ 1 and ≤ 1000"),
     ("concurrency", "concurrency", "1", 1, "0", "must be an integer ≥ 1"),
     ("concurrency", "concurrency", "32", 32, "many", "must be an integer ≥ 1"),
     ("max-retries", "max_retries", "0", 0, "-1", "must be an integer ≥ 0"),

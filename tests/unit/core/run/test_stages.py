@@ -14,6 +14,13 @@ from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.runner import run_suite
 from promptcanary.core.sampling.pool import promote
+from promptcanary.core.sampling.sequencer import policy_of
+from promptcanary.core.sampling.sequential import (
+    DETERMINISTIC_EVIDENCE,
+    Counts,
+    baseline_samples_for,
+    detectable,
+)
 from promptcanary.core.suite import CanarySuite
 
 
@@ -51,15 +58,44 @@ def _history(runs: int, *, varied: bool) -> BaselineSnapshot:
     return snapshot
 
 
-def test_without_a_baseline_every_prompt_gets_one_answer() -> None:
+def test_without_a_baseline_every_prompt_builds_a_pool_that_can_show_a_drop() -> None:
+    provider = Answers(STEADY, varied=True)
+    run = SUITE.run(provider, show_progress=False, top_up=True)
+    record = run.provenance.adaptive
+    assert record is not None and record.stages > 1
+    # The default for 4 comparisons, recorded; every prompt stopped once its answers could show
+    # a drop of the margin, within that bound.
+    assert record.baseline_samples == baseline_samples_for(4)
+    policy = policy_of(record)
+    for n in provider.asked.values():
+        assert n <= record.baseline_samples
+        assert detectable(Counts(n, n), 4, policy)
+    # run.json says what was spent and what fixed max-samples sampling would have spent.
+    dumped = run.model_dump(mode="json")["provenance"]["adaptive"]
+    total = sum(provider.asked.values())
+    assert (dumped["requests"], dumped["fixed_requests"]) == (total, 4 * 60)
+
+
+def test_a_deterministic_first_run_stops_after_its_identical_answers() -> None:
+    provider = Answers(STEADY, varied=False)
+    SUITE.run(provider, show_progress=False, top_up=True)
+    assert set(provider.asked.values()) == {DETERMINISTIC_EVIDENCE}
+
+
+def test_a_plain_run_without_a_baseline_asks_each_prompt_once() -> None:
+    # suite.run(provider) as documented: one result per prompt and probe.
     provider = Answers(STEADY, varied=True)
     run = SUITE.run(provider, show_progress=False)
     assert set(provider.asked.values()) == {1}
-    record = run.provenance.adaptive
-    assert record is not None and record.stages == 1
-    # run.json says what was spent and what fixed max-samples sampling would have spent.
-    dumped = run.model_dump(mode="json")["provenance"]["adaptive"]
-    assert (dumped["requests"], dumped["fixed_requests"]) == (4, 4 * 60)
+    assert len(run.probe_results) == len(SUITE.prompts)
+
+
+def test_baseline_samples_bounds_the_first_run() -> None:
+    provider = Answers({"p0": 0.8, "p1": 0.8, "p2": 0.8, "p3": 0.8}, varied=True)
+    run = SUITE.run(provider, show_progress=False, baseline_samples=12, top_up=True)
+    assert max(provider.asked.values()) == 12
+    assert run.provenance.adaptive is not None
+    assert run.provenance.adaptive.baseline_samples == 12
 
 
 def test_a_deterministic_model_costs_one_answer_per_prompt() -> None:
@@ -98,3 +134,31 @@ def test_each_stage_says_what_it_asked() -> None:
     assert lines[0].startswith("promptcanary: stage 1: 12 requests, 12 so far;")
     assert len(lines) >= 2
     assert "ok" not in stream.getvalue() and "bad" not in stream.getvalue()
+
+
+def test_an_old_single_answer_baseline_is_inconclusive_with_what_would_settle_it() -> None:
+    # A baseline of one answer per prompt (as first runs were sampled before baseline-samples):
+    # a pull request whose prompts all fail now cannot be judged regressed or same from it.
+    old = SUITE.run(Answers(STEADY, varied=True), show_progress=False, samples=1)
+    snapshot = promote(old, None)
+    provider = Answers({"p0": 0.0, "p1": 1.0, "p2": 1.0, "p3": 1.0}, varied=True, seed=3)
+    run = SUITE.run(provider, show_progress=False, baseline=snapshot)
+    report = compare(snapshot, run)
+    row = next(c for c in report.comparisons if c.prompt_id == "p0")
+    assert row.verdict == "inconclusive" and not row.regression
+    assert row.settle is not None and row.settle.startswith("baseline too small to detect")
+    assert any("inconclusive: baseline too small" in w for w in report.warnings)
+    # Judged by the sequential procedure only: no single-sample threshold rule, no warning of it.
+    assert not any("one side only" in w for w in report.warnings)
+    assert {c.verdict for c in report.comparisons} <= {"same", "inconclusive"}
+
+
+def test_a_push_tops_up_a_thin_pool_and_a_pull_request_does_not() -> None:
+    old = SUITE.run(Answers(STEADY, varied=True), show_progress=False, samples=1)
+    snapshot = promote(old, None)
+    pull = Answers(STEADY, varied=True, seed=5)
+    SUITE.run(pull, show_progress=False, baseline=snapshot)
+    push = Answers(STEADY, varied=True, seed=5)
+    SUITE.run(push, show_progress=False, baseline=snapshot, top_up=True)
+    assert max(pull.asked.values()) < DETERMINISTIC_EVIDENCE
+    assert min(push.asked.values()) > max(pull.asked.values())

@@ -16,10 +16,17 @@ from promptcanary.core.sampling.sequencer import (
     pool_prompt,
     replay,
 )
-from promptcanary.core.sampling.sequential import Counts, Policy, Verdict
+from promptcanary.core.sampling.sequential import (
+    DETERMINISTIC_EVIDENCE,
+    Counts,
+    Policy,
+    Verdict,
+    detectable,
+)
 from tests.unit.core.sampling.test_pool import _run
 
 POLICY = Policy(min_samples=3, max_samples=12)
+BUILD = Policy(min_samples=3, max_samples=12, top_up=True)
 
 
 def _answers(
@@ -75,10 +82,29 @@ class TestPoolPrompt:
 
 
 def test_first_stage_asks_one_answer_where_the_pool_had_one_text() -> None:
+    # "det": 20 pooled answers of one text; "var": varied texts; "new": nothing pooled, so
+    # the run builds its pool, first up to the answers that would show it deterministic.
     seq = Sequencer(
-        {"det": _pooled(20, 20, _digest("A")), "var": _pooled(20, 20), "new": None}, POLICY
+        {"det": _pooled(20, 20, _digest("A")), "var": _pooled(20, 20), "new": None}, BUILD
     )
-    assert seq.first_targets(["det", "var", "new"]) == {"det": 1, "var": 3, "new": 1}
+    assert seq.first_targets(["det", "var", "new"]) == {
+        "det": 1, "var": 3, "new": DETERMINISTIC_EVIDENCE
+    }  # fmt: skip
+    # A run that may not become the baseline asks a prompt without a pool once, as run() did.
+    plain = Sequencer({"new": None}, POLICY)
+    assert plain.first_targets(["new"]) == {"new": 1}
+    assert plain.look(*_answers("new", [True])) == {}
+
+
+def test_too_few_identical_pooled_answers_are_no_evidence_of_determinism() -> None:
+    # One pooled answer of text "A" (a first push of old): no shortcut, the e-values decide.
+    thin = Sequencer({"det": _pooled(1, 1, _digest("A"))}, POLICY)
+    assert thin.first_targets(["det"]) == {"det": POLICY.min_samples}
+    targets = thin.look(*_answers("det", [False, False, False], text="B"))
+    decision = thin.decisions[0]
+    assert decision is not None and not decision.deterministic
+    assert decision.verdict is not Verdict.REGRESSED
+    assert targets == {"det": POLICY.next_size(3)}
 
 
 def test_identical_answer_settles_the_prompt() -> None:
@@ -116,8 +142,8 @@ def test_another_varying_text_is_judged_by_the_statistics() -> None:
 
 
 def test_stages_until_a_regression_is_decided() -> None:
-    # A baseline passing 12 of 20 against answers that all fail: e = 1.5, 2.5, 4.1, 10.7, 26.3
-    # after 3, 4, 5, 7, 9 answers; the bar for one comparison is 1 / 0.05 = 20.
+    # A baseline passing 12 of 20 against answers that all fail: e = 0.7, 1.1, 1.8, 4.6, 11.4,
+    # 39.2 after 3, 4, 5, 7, 9, 12 answers; the bar for one comparison is 1 / 0.05 = 20.
     seq = Sequencer({"a": _pooled(12, 20)}, POLICY)
     seq.first_targets(["a"])
     sizes = []
@@ -128,10 +154,10 @@ def test_stages_until_a_regression_is_decided() -> None:
             break
         n = targets["a"]
         sizes.append(n)
-    assert sizes == [4, 5, 7, 9]
+    assert sizes == [4, 5, 7, 9, 12]
     final = seq.finish()[("a", "p")]
     assert final.verdict is Verdict.REGRESSED
-    assert final.current.n == 9
+    assert final.current.n == 12
     assert seq.stages == len(sizes) + 1
 
 
@@ -170,11 +196,50 @@ def test_undecided_prompts_in_order_once() -> None:
     assert list(targets) == ["b", "c"]
 
 
-def test_prompts_without_pool_are_not_compared() -> None:
-    seq = Sequencer({"new": None}, POLICY)
-    seq.first_targets(["new"])
-    assert seq.look(*_answers("new", [True] * 3)) == {}
+def test_prompts_without_pool_are_built_not_compared() -> None:
+    # Varied answers that all pass: asked in growing stages until the pool could show a drop of
+    # 0.5 (detectable), never beyond baseline_samples; nothing is compared.
+    policy = Policy(min_samples=3, max_samples=30, baseline_samples=40, top_up=True)
+    seq = Sequencer({"new": None}, policy)
+    n = seq.first_targets(["new"])["new"]
+    sizes = [n]
+    while targets := seq.look(*_answers("new", [True] * n)):
+        n = targets["new"]
+        sizes.append(n)
+    assert sizes[0] == DETERMINISTIC_EVIDENCE and sizes == sorted(set(sizes))
+    assert n <= policy.baseline_samples
+    assert detectable(Counts(n, n), 1, policy)
+    assert not detectable(Counts(sizes[-2], sizes[-2]), 1, policy)
     assert seq.finish() == {}
+
+
+def test_a_prompt_with_one_text_is_built_only_to_the_deterministic_evidence() -> None:
+    seq = Sequencer({"new": None}, BUILD)
+    n = seq.first_targets(["new"])["new"]
+    assert seq.look(*_answers("new", [True] * n, text="always this")) == {}
+
+
+def test_building_stops_at_baseline_samples() -> None:
+    # Answers that pass 3 times in 4 never make a 12-answer comparison detectable at 20 in all.
+    policy = Policy(min_samples=3, max_samples=12, baseline_samples=20, top_up=True)
+    seq = Sequencer({"new": None}, policy)
+    n = seq.first_targets(["new"])["new"]
+    while targets := seq.look(*_answers("new", (([True] * 3 + [False]) * 10)[:n])):
+        n = targets["new"]
+    assert n == 20
+
+
+def test_a_run_that_may_be_promoted_tops_up_a_thin_pool() -> None:
+    # A pool of 3 answers cannot show a drop: a pull request (no top-up) asks the comparison's
+    # stages only; a push (top_up) also builds the pool towards baseline_samples.
+    pooled = {"a": _pooled(3, 3)}
+    pull = Sequencer(pooled, POLICY)
+    pull.first_targets(["a"])
+    assert pull.look(*_answers("a", [True] * 3)) == {"a": POLICY.next_size(3)}
+    push = Sequencer(pooled, Policy(min_samples=3, max_samples=12, baseline_samples=30,
+                                    top_up=True))  # fmt: skip
+    push.first_targets(["a"])
+    assert push.look(*_answers("a", [True] * 3)) == {"a": DETERMINISTIC_EVIDENCE}
 
 
 def test_finish_before_any_look_is_an_error() -> None:
@@ -187,7 +252,7 @@ def test_finish_before_any_look_is_an_error() -> None:
 
 def test_replay_reaches_the_live_decisions() -> None:
     # Live: answers are handed out stage by stage; replay: from the full recording afterwards.
-    pooled = {"a": _pooled(12, 20), "b": _pooled(20, 20), "c": _pooled(19, 20)}
+    pooled = {"a": _pooled(18, 20), "b": _pooled(20, 20), "c": _pooled(19, 20)}
     outcomes = {"a": [False] * 12, "b": [True] * 12, "c": [True, True, False, True] * 3}
     live = Sequencer(pooled, POLICY)
     asked = live.first_targets(list(pooled))
@@ -237,8 +302,8 @@ def test_decide_run_reads_the_procedure_from_the_run() -> None:
     assert decided is not None
     decisions, stages = decided.decisions, decided.stages
     assert decisions[("a", "p")].verdict is Verdict.REGRESSED
-    assert decisions[("a", "p")].current.n == 9  # as in test_stages_until_a_regression_is_decided
-    assert stages == 5
+    assert decisions[("a", "p")].current.n == 12  # as in test_stages_until_a_regression_is_decided
+    assert stages == 6
 
 
 def test_comparison_fields_of_a_regression_and_an_undecided_one() -> None:

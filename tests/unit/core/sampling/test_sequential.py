@@ -61,11 +61,14 @@ def exact_prob_greater(a1: int, b1: int, a2: int, b2: int) -> Fraction:
     return _at(_antiderivative(_mul(f_x, cdf_y)), Fraction(1)) / (norm_x * norm_y)
 
 
-def exact_mixture(baseline: Counts, current: Counts) -> Fraction:
-    """2 * double integral over p_c < p_b of both likelihood kernels (the e-value's numerator)."""
+def exact_mixture(baseline: Counts, current: Counts, weight: int = seq.PRIOR_WEIGHT) -> Fraction:
+    """The e-value's numerator: both likelihood kernels integrated over the prior
+    ``p_b ~ Beta(weight, 1)``, ``p_c | p_b ~ U(0, p_b)``, whose density on the triangle
+    ``p_c < p_b`` is ``weight * p_b^(weight - 2)`` (2, the uniform triangle, at weight 2)."""
     inner = _antiderivative(_kernel(current.passes, current.fails))  # integral_0^p_b over p_c
-    outer = _mul(_kernel(baseline.passes, baseline.fails), inner)
-    return 2 * _at(_antiderivative(outer), Fraction(1))
+    prior = _mul([Fraction(weight)], _kernel(weight - 2, 0))
+    outer = _mul(_mul(prior, _kernel(baseline.passes, baseline.fails)), inner)
+    return _at(_antiderivative(outer), Fraction(1))
 
 
 # ── P(X > Y) ────────────────────────────────────────────────────────────────
@@ -139,10 +142,22 @@ class TestEValue:
         large = seq.e_worse(Counts(47, 50), Counts(10, 20))
         assert 1.0 < small < large
 
-    def test_improvement_mirrors_regression(self) -> None:
+    def test_improvement_mirrors_regression_with_the_uniform_prior(self) -> None:
         assert seq.e_better(Counts(5, 20), Counts(9, 10)) == pytest.approx(
-            seq.e_worse(Counts(15, 20), Counts(1, 10))
+            math.exp(seq.log_e_worse(Counts(15, 20), Counts(1, 10), 2))
         )
+        # The uniform triangle's numerator, exactly: 2 * the integral of the kernels.
+        mixture = exact_mixture(Counts(15, 20), Counts(1, 10), weight=2)
+        pooled = Fraction(16, 30)
+        denominator = pooled**16 * (1 - pooled) ** 14
+        assert seq.e_better(Counts(5, 20), Counts(9, 10)) == pytest.approx(
+            float(mixture / denominator), rel=1e-9
+        )
+
+    def test_the_prior_near_high_rates_gains_on_a_drop_from_095(self) -> None:
+        # The reason for Beta(6, 1): a drop from a high rate, the canary case, weighs more.
+        baseline, current = Counts(28, 30), Counts(30, 60)
+        assert seq.e_worse(baseline, current) > 2 * math.exp(seq.log_e_worse(baseline, current, 2))
 
     @pytest.mark.parametrize("p", [0.05, 0.3, 0.5, 0.8, 0.95, 0.999])
     def test_mean_at_most_one_under_the_null(self, p: float) -> None:
@@ -216,11 +231,13 @@ class TestEBH:
 
 
 class TestFutility:
-    def test_all_pass_baseline_settles_after_four_passes(self) -> None:
+    def test_all_pass_baseline_settles_after_five_passes(self) -> None:
+        # The null rate is 1 - 0.5 (the bound of an all-pass baseline is 1): each pass is worth
+        # about 2, and 25 is needed: 2^4 = 16 is short, 2^5 = 32 enough.
         policy = Policy()
         baseline = Counts(100, 100)
-        assert not seq.futile(baseline, Counts(3, 3), policy)
-        assert seq.futile(baseline, Counts(4, 4), policy)
+        assert not seq.futile(baseline, Counts(4, 4), policy)
+        assert seq.futile(baseline, Counts(5, 5), policy)
 
     def test_a_failure_asks_for_more(self) -> None:
         policy = Policy()
@@ -229,7 +246,45 @@ class TestFutility:
         assert seq.futile(baseline, Counts(11, 12), policy)
 
     def test_low_baseline_cannot_drop_by_the_margin(self) -> None:
-        assert seq.futile(Counts(3, 10), Counts(0, 1), Policy(margin=0.5))
+        # 1 pass in 20: the rate's upper bound (99%) is below 0.5, so no drop of 0.5 is possible.
+        assert seq.upper_rate(Counts(1, 20)) < 0.5
+        assert seq.futile(Counts(1, 20), Counts(0, 1), Policy(margin=0.5))
+
+    def test_an_uncertain_baseline_is_not_taken_at_its_estimate(self) -> None:
+        # 3 passes in 10 could be a rate of 0.7, which can drop by 0.5: not settled at once.
+        assert seq.upper_rate(Counts(3, 10)) > 0.5
+        assert not seq.futile(Counts(3, 10), Counts(0, 1), Policy(margin=0.5))
+
+    def test_upper_rate_is_clopper_pearson(self) -> None:
+        # P(X <= 19 | 20, u) = 1 - u^20 = 0.01 at the bound; all-pass: 1.
+        assert seq.upper_rate(Counts(19, 20)) == pytest.approx(0.99 ** (1 / 20), abs=1e-9)
+        assert seq.upper_rate(Counts(7, 7)) == 1.0
+        # P(X <= 0 | 10, u) = (1 - u)^10 = 0.01.
+        assert seq.upper_rate(Counts(0, 10)) == pytest.approx(1 - 0.01 ** (1 / 10), abs=1e-9)
+
+    @pytest.mark.parametrize("p_base", [1.0, 0.95, 0.8, 0.6])
+    def test_same_after_a_drop_of_the_margin_at_most_five_percent(self, p_base: float) -> None:
+        # Exact: a baseline of 20 at p_base, answers one by one up to 40 at p_base - 0.5; the
+        # chance that "same" is *ever* declared is at most SAME_BASELINE_LEVEL + futility_level.
+        policy = Policy()
+        nb, horizon, p_cur = 20, 40, max(0.0, p_base - 0.5)
+        total = 0.0
+        for xb in range(nb + 1):
+            weight = math.comb(nb, xb) * p_base**xb * (1 - p_base) ** (nb - xb)
+            if weight < 1e-12:
+                continue
+            baseline = Counts(xb, nb)
+
+            @cache
+            def ever(passes: int, n: int, baseline: Counts = baseline) -> float:
+                if n and seq.futile(baseline, Counts(passes, n), policy):
+                    return 1.0
+                if n == horizon:
+                    return 0.0
+                return p_cur * ever(passes + 1, n + 1) + (1 - p_cur) * ever(passes, n + 1)
+
+            total += weight * ever(0, 0)
+        assert total <= seq.SAME_BASELINE_LEVEL + policy.futility_level
 
 
 # ── decisions ───────────────────────────────────────────────────────────────
@@ -255,7 +310,7 @@ class TestDecisions:
         first, second = seq.step([None, None], looks, policy)
         assert first.verdict is Verdict.REGRESSED
         assert first.e_worse >= 2 / policy.alpha
-        assert second.verdict is Verdict.SAME
+        assert second.verdict is Verdict.UNDECIDED  # 4 passes do not rule out a drop of 0.5
 
     def test_decided_comparisons_stay_frozen(self) -> None:
         policy = Policy()

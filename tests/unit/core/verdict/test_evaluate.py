@@ -277,3 +277,20 @@ def test_cost_comes_from_the_lookup_given() -> None:
     assert result.usage is not None
     assert result.usage.current.cost_usd == pytest.approx(2 * (20 + 600) * 1e-6)
     assert [f.gate for f in result.usage_findings] == ["max-cost-increase"]
+
+
+def test_a_first_auto_run_says_what_building_the_baseline_cost() -> None:
+    from promptcanary.core.verdict.evaluate import EvaluationPolicy, evaluate
+    from tests.unit.core.run.test_stages import STEADY, SUITE, Answers
+
+    run = SUITE.run(Answers(STEADY, varied=True), show_progress=False, top_up=True)
+    evaluation = evaluate(None, run, SUITE, EvaluationPolicy(promotion="if_clean"))
+    assert evaluation.promotion.allowed
+    (note,) = [n for n in evaluation.notes if "built the baseline" in n]
+    per_prompt = len(run.llm_responses) / len(run.prompt_ids)
+    assert f"{per_prompt:.1f} answers per prompt" in note
+    fixed = SUITE.run(Answers(STEADY, varied=True), show_progress=False, samples=2)
+    assert not any(
+        "built the baseline" in n
+        for n in evaluate(None, fixed, SUITE, EvaluationPolicy(promotion="if_clean")).notes
+    )

@@ -1,0 +1,152 @@
+"""Exact validity and power of one ``samples: auto`` comparison: every outcome summed, no dice.
+
+For a baseline of ``nb`` answers at pass rate ``p_b`` and today's answers at ``p_c``, asked in the
+stages the runner uses (3, 4, 5, 7, 9, 12, 15, 19, 24, 30, 38, 48, 60 at the defaults), the chance
+that a comparison is *ever* called regressed (the e-value reaching the bar at some stage) or
+*ever* called "same" (the futility test ruling the drop out at some stage) is summed exactly over
+every baseline count and every path of today's answers. Stopping earlier (a decision on another
+probe, futility) can only remove looks, so these are upper bounds for the runner's procedure.
+
+1. **False alarm of one comparison** under the null ``p_c = p_b`` (the null's worst case: a
+   better current rate only lowers the e-value) for ``p_b`` in 0.50 … 1.00 and pool sizes 1 … 200,
+   at the bar ``1 / alpha`` of a lone comparison (any e-BH bar ``m / alpha`` is higher): at most
+   ``alpha`` = 5% is the claim.
+2. **"Same" after a drop of the margin** (``p_c = p_b - 0.5``): at most
+   ``SAME_BASELINE_LEVEL + futility_level`` = 5% is the claim.
+3. ``--derive``: the power of the e-value against 0.95 → 0.50 at e-BH's single-discovery bar
+   ``m / 0.05``, and the fewest baseline answers reaching 93% (``BASELINE_SAMPLES_TABLE``); slow
+   (minutes per row), so not part of the default run.
+
+Prints, never asserts. ``--quick``: fewer pool sizes and rates.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from functools import cache
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import machine_note
+from promptcanary.core.sampling import sequential as seq
+from promptcanary.core.sampling.sequential import Counts, Policy
+
+POLICY = Policy()
+
+
+def looks(policy: Policy = POLICY) -> list[int]:
+    """The stage sizes of one comparison that stays undecided to ``max_samples``."""
+    sizes = [policy.min_samples]
+    while sizes[-1] < policy.max_samples:
+        sizes.append(policy.next_size(sizes[-1]))
+    return sizes
+
+
+def _binom(k: int, n: int, p: float) -> float:
+    if p in (0.0, 1.0):
+        return float(k == (n if p == 1.0 else 0))
+    return math.exp(
+        math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+        + k * math.log(p) + (n - k) * math.log1p(-p)
+    )  # fmt: skip
+
+
+def ever(decides: Callable[[int, int], bool], p: float, sizes: Sequence[int]) -> float:
+    """Chance that ``decides(passes, n)`` holds at some stage, answers at rate ``p``."""
+    dist = [1.0]
+    n, hit = 0, 0.0
+    for size in sizes:
+        k = size - n
+        step = [_binom(j, k, p) for j in range(k + 1)]
+        new = [0.0] * (size + 1)
+        for x, w in enumerate(dist):
+            if w:
+                for j, q in enumerate(step):
+                    new[x + j] += w * q
+        n, dist = size, new
+        for x, w in enumerate(dist):
+            if w and decides(x, n):
+                hit += w
+                dist[x] = 0.0
+    return hit
+
+
+@cache
+def _crosses(baseline: Counts, passes: int, n: int, bar: float) -> bool:
+    return seq.log_e_worse(baseline, Counts(passes, n)) >= math.log(bar)
+
+
+def _over_baselines(
+    nb: int, p_b: float, p_c: float, sizes: Sequence[int],
+    decides: Callable[[Counts, int, int], bool],
+) -> float:  # fmt: skip
+    """Chance of ``decides(baseline, passes, n)`` at some stage, summed over baseline counts."""
+    total = 0.0
+    for xb in range(nb + 1):
+        weight = _binom(xb, nb, p_b)
+        if weight >= 1e-12:
+            baseline = Counts(xb, nb)
+            total += weight * ever(lambda x, n, b=baseline: decides(b, x, n), p_c, sizes)
+    return total
+
+
+def regressed(nb: int, p_b: float, p_c: float, bar: float, sizes: Sequence[int]) -> float:
+    return _over_baselines(nb, p_b, p_c, sizes, lambda b, x, n: _crosses(b, x, n, bar))
+
+
+def said_same(nb: int, p_b: float, p_c: float, sizes: Sequence[int]) -> float:
+    return _over_baselines(nb, p_b, p_c, sizes, lambda b, x, n: seq.futile(b, Counts(x, n), POLICY))
+
+
+def validity(pools: Sequence[int], rates: Sequence[float]) -> None:
+    sizes = looks()
+    print(f"\nStages: {sizes}; bar 1/alpha = {1 / POLICY.alpha:g} (one comparison alone).")
+    print("\n| pool answers | worst p_b | largest false alarm | worst p_b (same) | largest 'same' "
+          "after a drop of 0.5 |")  # fmt: skip
+    print("|---|---|---|---|---|")
+    worst_fa, worst_same = 0.0, 0.0
+    for nb in pools:
+        fa = max((regressed(nb, p, p, 1 / POLICY.alpha, sizes), p) for p in rates)
+        same = max((said_same(nb, p, p - POLICY.margin, sizes), p) for p in rates)
+        worst_fa, worst_same = max(worst_fa, fa[0]), max(worst_same, same[0])
+        print(f"| {nb} | {fa[1]:.2f} | {100 * fa[0]:.2f}% | {same[1]:.2f} | {100 * same[0]:.2f}% |")
+        sys.stdout.flush()
+    print(f"\nLargest false alarm over the grid: {100 * worst_fa:.2f}% (claim ≤ "
+          f"{100 * POLICY.alpha:g}%); largest 'same' after a drop of {POLICY.margin}: "
+          f"{100 * worst_same:.2f}% (claim ≤ "
+          f"{100 * (seq.SAME_BASELINE_LEVEL + POLICY.futility_level):g}%).")  # fmt: skip
+
+
+def derive(ms: Sequence[int], target: float = 0.93) -> None:
+    sizes = looks()
+    print(f"\nPower against 0.95 → 0.50 at e-BH's bar m / {POLICY.alpha}; fewest baseline answers "
+          f"reaching {target:.0%}:")  # fmt: skip
+    print("\n| comparisons m | baseline answers | power there |")
+    print("|---|---|---|")
+    nb = 8
+    for m in ms:
+        bar = m / POLICY.alpha
+        while regressed(nb, 0.95, 0.50, bar, sizes) < target:
+            nb += 1
+        print(f"| {m} | {nb} | {100 * regressed(nb, 0.95, 0.50, bar, sizes):.1f}% |")
+        sys.stdout.flush()
+
+
+def main() -> None:
+    started = time.perf_counter()
+    print(machine_note())
+    quick = "--quick" in sys.argv
+    pools = [1, 2, 5, 20, 60] if quick else [1, 2, 3, 5, 10, 20, 30, 50, 100, 200]
+    rates = [0.5, 0.7, 0.9, 0.95, 1.0] if quick else [0.5 + 0.05 * i for i in range(11)]
+    validity(pools, rates)
+    if "--derive" in sys.argv:
+        derive([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000])
+    print(f"\n({time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
