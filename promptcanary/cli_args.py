@@ -145,6 +145,11 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     run.add_argument("--output-json", "-o", metavar="F", help="write the run as JSON")
     run.add_argument("--output-md", metavar="F", help="write the run as markdown")
+    run.add_argument(
+        "--report-dir", metavar="DIR",
+        help="write each model's run.json and drift.json, and report.html (open it with "
+        "`promptcanary view DIR`) into DIR (default: none)",
+    )  # fmt: skip
     run.add_argument("--output-html", metavar="F", help=argparse.SUPPRESS)  # refused, see compat
     run.add_argument("--fail-on-failure", action="store_true", help="exit 1 if any probe failed")
     run.add_argument("--record", metavar="F", help="write the answers as a replay file")

@@ -28,6 +28,7 @@ from promptcanary.core.files import atomic_write_text
 from promptcanary.core.models import BaselineSnapshot, slugify
 from promptcanary.core.render.terminal import format_drift, format_run, terminal_safe
 from promptcanary.core.run.options import RunOptionError, RunOptions
+from promptcanary.core.run.pacing import Pacing
 from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.spec import ModelSpec, SuiteSpec, requested_models
 from promptcanary.core.verdict.evaluate import Evaluation, EvaluationPolicy, evaluate
@@ -104,8 +105,10 @@ def _run_one(
     model: tuple[ModelSpec, BaseLLMProvider],
     several: bool,
     out: TextIO,
+    pacing: Pacing,
 ) -> Evaluation:
-    """Run ``suite`` on one model, write what was asked for; the evaluation of the run."""
+    """Run ``suite`` on one model, write what was asked for; the evaluation of the run.
+    ``pacing`` is shared by the models of the command: one budget per provider key."""
     from promptcanary.core.run.runner import run_suite_blocking
 
     spec, provider = model
@@ -118,7 +121,9 @@ def _run_one(
 
     # The embedding model of semantic_drift: (checked first), then the judge of llm_judge probes.
     services = [*services_for(suite), *_judge_services(suite, Path(args.config).parent, baseline)]
-    run = run_suite_blocking(suite, provider, options, baseline=baseline, services=services)
+    run = run_suite_blocking(
+        suite, provider, options, baseline=baseline, services=services, pacing=pacing
+    )
     print(format_run(run), file=out)
     if args.output_json:
         target = _per_model(args.output_json, spec.model, several)
@@ -152,6 +157,39 @@ def _judge_services(
     )
 
 
+def write_report_dir(
+    folder: Path, suite: SuiteSpec, evaluations: list[Evaluation], out: TextIO
+) -> None:
+    """``--report-dir``: each model's run.json (and drift.json when it was compared) in a
+    folder of its own, and one report.html for them all, as the action's report folder has."""
+    from promptcanary.core.render.html import HtmlPair, render_html
+
+    tags = {p.id: list(p.tags) for p in suite.prompts if p.tags}
+    pairs = []
+    for evaluation in evaluations:
+        run = evaluation.run
+        pair_dir = folder / slugify(run.provider.model_id)
+        atomic_write_text(pair_dir / "run.json", run.model_dump_json(indent=2) + "\n")
+        if evaluation.drift is not None:
+            drift = evaluation.drift.model_dump_json(indent=2) + "\n"
+            atomic_write_text(pair_dir / "drift.json", drift)
+        baseline = evaluation.baseline.run_result if evaluation.baseline is not None else None
+        pairs.append(
+            HtmlPair(
+                suite=run.suite_name,
+                model=run.provider.model_id,
+                run=run,
+                drift=evaluation.drift,
+                baseline=baseline,
+                tags=tags,
+            )
+        )
+    regressions = sum(len(e.drift.regressions) for e in evaluations if e.drift is not None)
+    verdict = f"{plural(regressions, 'regression')} in {plural(len(pairs), 'model run')}"
+    atomic_write_text(folder / "report.html", render_html(pairs, verdict=verdict))
+    print(terminal_safe(f"Wrote the report to {folder / 'report.html'}"), file=out)
+
+
 def save_baseline(snapshot: BaselineSnapshot, directory: str, out: TextIO) -> None:
     from promptcanary.storage.file import FileBaselineStore
 
@@ -169,9 +207,11 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # Every model is checked (known, key set, recording readable) before the first request.
     providers = build_providers(models)
     untrusted, failed, regressed = [], False, False
+    pacing, evaluations = Pacing(), []
     for model in zip([spec for spec, _ in models], providers, strict=True):
         spec = model[0]
-        evaluation = _run_one(args, suite, model, len(models) > 1, out)
+        evaluation = _run_one(args, suite, model, len(models) > 1, out, pacing)
+        evaluations.append(evaluation)
         run = evaluation.run
         failed = failed or bool(run.failed_probes)
         if args.save_baseline and not evaluation.promotion.allowed:
@@ -182,6 +222,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         regressed = regressed or bool(evaluation.drift and evaluation.drift.has_regressions)
         if evaluation.untrustworthy:
             untrusted.append(f"{spec.model}: {run.error_count} of {len(run.llm_responses)}")
+    if args.report_dir:
+        write_report_dir(Path(args.report_dir), suite, evaluations, out)
     if untrusted:
         print(
             terminal_safe(

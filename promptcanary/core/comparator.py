@@ -216,9 +216,9 @@ def compare(
     """Compare a current run against a saved baseline snapshot (or a pool of them).
 
     A ``samples: auto`` run that sampled against a baseline is judged by its sequential procedure
-    against the pool: the snapshot's stored entries, or the given list of snapshots (newest
-    first), at most ``pool_size`` runs (default: as many as the run decided against). Any other
-    run is compared with the newest snapshot by the fixed-sample rules.
+    against the pool (the snapshot's stored entries, or the snapshots given newest first), at
+    most ``pool_size`` runs (default: as many as it decided against); any other run is compared
+    with the newest snapshot by the fixed-sample rules.
 
     Args:
         baseline: Saved :class:`BaselineSnapshot`, or a list of them (newest first).
@@ -241,11 +241,8 @@ def compare(
     comparisons, statistical = _fixed_sample_comparisons(found.pairs, thresholds, fixed_warnings)
     pool_runs = 1
     if record is not None:
-        comparisons, pool_runs, decided = _sequential(
-            snapshots, current, comparisons, warnings, pool_size
-        )
-        if decided is not None:
-            comparisons += _meaning_rows(decided, baseline, current, found)  # semantic_drift
+        report = (comparisons, warnings)
+        comparisons, pool_runs = _sequential(snapshots, current, report, pool_size, found)
         statistical, alpha = True, record.alpha
     base_set, cur_set = set(found.base_prompts), set(found.cur_prompts)
     return DriftReport(
@@ -272,7 +269,7 @@ def compare(
 def _meaning_rows(
     decided: RunDecisions, baseline: BaselineSnapshot, current: CanaryRunResult, found: _Matching
 ) -> list[ProbeComparison]:
-    """The meaning rows (issue #28); prompts whose pool holds no vector yet join the new probes."""
+    """The meaning rows; prompts whose pool holds no vector yet join the new probes."""
     if decided.meaning is None:
         return []
     rows, no_pool = meaning_rows(decided.meaning, decided.decisions, baseline, current)
@@ -283,21 +280,22 @@ def _meaning_rows(
 def _sequential(
     snapshots: list[BaselineSnapshot],
     current: CanaryRunResult,
-    rows: list[ProbeComparison],
-    warnings: list[str],
+    report: tuple[list[ProbeComparison], list[str]],
     pool_size: int | None,
-) -> tuple[list[ProbeComparison], int, RunDecisions | None]:
-    """The rows of a run sampled against a pool, decided by its sequential procedure, the
-    pooled runs and the decisions; inconclusive rows add a warning saying what would settle
-    them."""
+    found: _Matching,
+) -> tuple[list[ProbeComparison], int]:
+    """The rows of a run sampled against a pool, decided by its sequential procedure (then its
+    meaning rows, ``semantic_drift:``), and the pooled runs; inconclusive rows add a warning
+    saying what would settle them."""
+    rows, warnings = report
     record = current.provenance.adaptive
     assert record is not None
     decided = decide_run(snapshots, pool_size or record.pool_runs, current)
     if decided is None:  # never: the run recorded the procedure it sampled by
-        return rows, 1, None
+        return rows, 1
     rows = _with_sequential_decisions(rows, decided)
     warnings.extend(_inconclusive_notes(rows))
-    return rows, decided.pooled.runs, decided
+    return rows + _meaning_rows(decided, snapshots[0], current, found), decided.pooled.runs
 
 
 def _with_sequential_decisions(

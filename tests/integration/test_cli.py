@@ -565,3 +565,23 @@ def test_baselines_lists_files_it_cannot_name_with_the_reason(workdir: Path) -> 
     assert all("pass it as --baseline FILE" in ln for ln in unnamed)
     listed = [ln for ln in done.stdout.splitlines() if not ln.startswith(("UNNAMED", "ERROR"))]
     assert len(listed) == 2 and any(str(Path(*action_file.parts[-4:])) in ln for ln in listed)
+
+
+def test_run_with_a_report_dir_writes_the_runs_the_drift_and_the_page(workdir: Path) -> None:
+    run_and_save_baseline(workdir)
+    done = cli(
+        "run", "--config", "canary.yaml", "--replay", "drifted.jsonl", "--baseline-dir", "bl",
+        "--report-dir", "out", "--no-progress", cwd=workdir,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr  # the drifted run regresses against the baseline
+    (pair,) = [p for p in (workdir / "out").iterdir() if p.is_dir()]
+    run = json.loads((pair / "run.json").read_text(encoding="utf-8"))
+    drift = json.loads((pair / "drift.json").read_text(encoding="utf-8"))
+    assert run["suite_name"] == drift["suite_name"] and drift["regressions"]
+    html = (workdir / "out" / "report.html").read_text(encoding="utf-8")
+    # The page holds the baseline's answers beside today's, as the action's page does.
+    assert texts(view(html, "capital-france")["baseline"]) == ["Paris"]
+    assert texts(view(html, "capital-france")["current"]) == [DRIFTED["capital-france"]]
+    shown = cli("view", "out", "--print", cwd=workdir)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == str((workdir / "out" / "report.html").resolve())

@@ -43,7 +43,7 @@ from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.recording import write_recording
 from promptcanary.core.run.scoring import score_responses
 from promptcanary.core.run.session import STOPPED_ERROR, Job, RunSession, Sleep, plan
-from promptcanary.core.sampling.meaning import meaning_for
+from promptcanary.core.sampling.meaning import MeaningComparisons, meaning_for
 from promptcanary.core.sampling.pool import Baseline
 from promptcanary.core.sampling.sequencer import Sequencer, pooled_baseline, record_of
 from promptcanary.core.spec import SuiteSpec
@@ -68,12 +68,13 @@ def run_suite_blocking(
     *,
     baseline: Baseline | None = None,
     services: Sequence[AnswerService] = (),
+    pacing: Pacing | None = None,
 ) -> CanaryRunResult:
     """:func:`run_suite` for synchronous callers, inside or outside a running event loop."""
 
     def run_in_new_loop() -> CanaryRunResult:
         return asyncio.run(
-            run_suite(suite, provider, options, baseline=baseline, services=services)
+            run_suite(suite, provider, options, baseline=baseline, services=services, pacing=pacing)
         )
 
     try:
@@ -86,6 +87,7 @@ def run_suite_blocking(
         return pool.submit(run_in_new_loop).result()
 
 
+# long: one run's path in order (configure, ask, close, record, the result) + the public docstring
 async def run_suite(
     suite: SuiteSpec,
     provider: BaseLLMProvider,
@@ -285,16 +287,7 @@ async def answer_adaptive(asking: _Asking, baseline: Baseline | None) -> Adaptiv
     # The whole suite sets it (a matrix leg asks its shard only; every leg must agree).
     comparisons = sum(len(suite.bindings_for(p)) for p in suite.prompts)
     policy = options.policy(comparisons)
-    spec = suite.semantic_drift
-    meaning = (
-        meaning_for(
-            baseline, options.baseline_pool, [p.id for p in prompts if suite.compares_meaning(p)],
-            suite.prompt_hashes, spec.embedding_model, spec.min_shift,
-        )
-        if spec is not None
-        else None
-    )  # fmt: skip
-    sequencer = Sequencer(pooled.prompts, policy, meaning)
+    sequencer = Sequencer(pooled.prompts, policy, _meaning_of(asking, baseline))
     targets = sequencer.first_targets(ids)
     asked: dict[str, int] = {}
     responses: list[LLMResponse] = []
@@ -335,6 +328,18 @@ async def answer_adaptive(asking: _Asking, baseline: Baseline | None) -> Adaptiv
         tokens=sum(r.total_tokens or 0 for r in responses),
     )
     return AdaptiveAnswers(responses, results, record)
+
+
+def _meaning_of(asking: _Asking, baseline: Baseline | None) -> MeaningComparisons | None:
+    """The meaning comparisons of the prompts ``semantic_drift:`` applies to (None without it)."""
+    suite, spec = asking.suite, asking.suite.semantic_drift
+    if spec is None:
+        return None
+    compared = [p.id for p in asking.prompts if suite.compares_meaning(p)]
+    return meaning_for(
+        baseline, asking.options.baseline_pool, compared, suite.prompt_hashes,
+        spec.embedding_model, spec.min_shift,
+    )  # fmt: skip
 
 
 def _stage_line(stream: TextIO | None, stage: int, asked: int, total: int, still_open: int) -> None:

@@ -309,6 +309,43 @@ def evaluate(
     )
 
 
+def _promotion_rule(
+    run: CanaryRunResult,
+    gated: DriftReport | None,
+    policy: EvaluationPolicy,
+    findings: list[UsageFinding],
+    *,
+    gates_model: bool,
+) -> Promotion:
+    """The promotion rule's answer, held back when the served model failed the step."""
+    rule = decide_promotion(run, gated, policy, tuple(findings))
+    if gates_model and rule.allowed and policy.promotion == "if_clean":
+        # Like a usage gate: what failed the step must not become the reference.
+        return Promotion(False, "the served model changed (fail-on-model-change)")
+    return rule
+
+
+def _run_notes(
+    run: CanaryRunResult,
+    rule: Promotion,
+    policy: EvaluationPolicy,
+    baseline: BaselineSnapshot | None,
+    now: datetime | None,
+) -> list[str]:
+    """The notes on the run itself: the judge's cap, a stale baseline, why it was not promoted."""
+    notes = [note for note in (capped_note(run),) if note]
+    if baseline is not None and now is not None:
+        stale = age_note(baseline, now, policy.baseline_max_age_days)
+        if stale:
+            notes.append(stale)
+    if policy.promotion != "never" and rule.reason:
+        notes.append(f"The baseline was not updated: {rule.reason}.")
+    if run.incomplete is not None:
+        # Whatever the rule: part of a run must not become the reference (a pull request too).
+        notes.append(f"Not promoted: the run is incomplete ({run.incomplete}).")
+    return notes
+
+
 def decide(
     run: CanaryRunResult,
     drift: DriftReport | None,
@@ -338,26 +375,12 @@ def decide(
     findings, notes = usage_findings(usage, policy.usage_limits) if usage else ([], [])
     served = served_change(baseline.run_result if baseline is not None else baseline_run, run)
     gates_model = served is not None and policy.fail_on_model_change
-    rule = decide_promotion(run, gated, policy, tuple(findings))
-    if gates_model and rule.allowed and policy.promotion == "if_clean":
-        # Like a usage gate: what failed the step must not become the reference.
-        rule = Promotion(False, "the served model changed (fail-on-model-change)")
+    rule = _promotion_rule(run, gated, policy, findings, gates_model=gates_model)
     if changed_judge is not None:
         notes.append(f"Judged comparisons are inconclusive: the judge changed ({changed_judge}).")
         if rule.allowed:
             rule = Promotion(False, "the judge changed since the baseline")
-    capped = capped_note(run)
-    if capped:
-        notes.append(capped)
-    if baseline is not None and now is not None:
-        stale = age_note(baseline, now, policy.baseline_max_age_days)
-        if stale:
-            notes.append(stale)
-    if policy.promotion != "never" and rule.reason:
-        notes.append(f"The baseline was not updated: {rule.reason}.")
-    if run.incomplete is not None:
-        # Whatever the rule: part of a run must not become the reference (a pull request too).
-        notes.append(f"Not promoted: the run is incomplete ({run.incomplete}).")
+    notes += _run_notes(run, rule, policy, baseline, now)
     promotion = _held_back(rule, run, baseline is not None, policy)
     built = build_note(run) if baseline is None and promotion.allowed else None
     if built:
