@@ -17,7 +17,7 @@ from promptcanary.core.run.embedder import EmbeddingService
 from promptcanary.providers.litellm import LiteLLMEmbedder
 from scripts import local_model
 
-pytestmark = pytest.mark.timeout(420)
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(420)]
 
 
 @pytest.fixture(scope="module")

@@ -428,6 +428,7 @@ REFUSED_BY_RUN_OPTIONS = {
     "min_samples": "0",
     "max_samples": "1001",
     "baseline_pool": "101",
+    "baseline_samples": "1001",
     "concurrency": "0",
     "timeout": "-1",
     "max_retries": "-1",
