@@ -138,10 +138,16 @@ def _check_report_folder(run: Run) -> None:
     assert not list(folder.rglob("*.tmp")), f"run {run.number}: half-written files"
     [run_file] = list(folder.glob("*/*/run.json"))
     data = json.loads(run_file.read_text(encoding="utf-8"))
-    assert sorted(r["prompt_id"] for r in data["llm_responses"]) == [
-        f"p{i}" for i in range(PROMPTS)
-    ], f"run {run.number}: a response is missing from run.json"
-    assert len(data["probe_results"]) == PROMPTS, f"run {run.number}: a score is missing"
+    # samples: auto: a push that builds the baseline asks a prompt several times, so each
+    # prompt has at least one answer and each answer its score (one probe a prompt).
+    answers = data["llm_responses"]
+    assert {r["prompt_id"] for r in answers} == {f"p{i}" for i in range(PROMPTS)}, (
+        f"run {run.number}: a prompt's response is missing from run.json"
+    )
+    scored = sorted((r["prompt_id"], r["sample"]) for r in data["probe_results"])
+    assert scored == sorted((r["prompt_id"], r["sample"]) for r in answers), (
+        f"run {run.number}: a score is missing"
+    )
     outcome = json.loads((folder / "outcome.json").read_text(encoding="utf-8"))
     assert f"{outcome['pairs'][0]['overall_score']:.4f}" == run.result.outputs["overall-score"]
     json.loads((folder / "step.json").read_text(encoding="utf-8"))
