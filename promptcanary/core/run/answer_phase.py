@@ -25,7 +25,13 @@ from typing import Any
 from promptcanary.core.models import ServiceUsage
 from promptcanary.core.probes.served import Served, ServiceFailure, ServiceRequest
 from promptcanary.core.run.provider import ProviderError
-from promptcanary.core.run.session import Sleep, backoff_delay, describe, timeout_slack
+from promptcanary.core.run.session import (
+    Sleep,
+    backoff_delay,
+    describe,
+    timed_out,
+    timeout_slack,
+)
 
 
 @dataclass(frozen=True)
@@ -165,11 +171,7 @@ class AnswerPhase:
             except ProviderError as exc:
                 error = exc
             except TimeoutError:
-                error = ProviderError(
-                    f"request timed out after {self.timeout:g} s",
-                    model_id=service.model_id,
-                    transient=True,
-                )
+                error = timed_out(self.timeout, service.model_id)
             except Exception as exc:  # a custom service may raise anything; the run goes on
                 return ServiceFailure(f"{service.name}: {type(exc).__name__}: {exc}")
             if not error.transient or attempt >= self.max_retries:

@@ -46,6 +46,12 @@ def timeout_slack(timeout: float) -> float:
     return min(5.0, max(0.5, timeout * 0.1))
 
 
+def timed_out(timeout: float, model_id: str) -> ProviderError:
+    """The transient error of a call that outlived its timeout and slack (retried like others)."""
+    message = f"request timed out after {timeout:g} s"
+    return ProviderError(message, model_id=model_id, transient=True)
+
+
 def backoff_delay(attempt: int, retry_after: float | None, rng: random.Random) -> float:
     """Delay before retry number ``attempt + 1``: full jitter, at least the server's wish."""
     delay = rng.uniform(0.0, min(BACKOFF_CAP, BACKOFF_BASE * 2**attempt))
@@ -271,11 +277,7 @@ class _Caller:
             except ProviderError as exc:
                 error = exc
             except TimeoutError:
-                error = ProviderError(
-                    f"request timed out after {self.timeout:g} s",
-                    model_id=self.model_id,
-                    transient=True,
-                )
+                error = timed_out(self.timeout, self.model_id)
             except Exception as exc:  # a custom provider may raise anything; the run goes on
                 self.limiter.settle(ticket)
                 return self.errored(prompt, sample, attempt, f"{type(exc).__name__}: {exc}")
