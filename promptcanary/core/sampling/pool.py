@@ -69,7 +69,7 @@ than the meaning test can spend, at about 2 kB each for 1 536 dimensions."""
 
 def answer_vectors(responses: Iterable[LLMResponse]) -> dict[str, list[str]]:
     """prompt id → its answers' encoded vectors, in sample order, at most
-    :data:`MAX_ENTRY_VECTORS` (issue #28: the meaning comparison's side of the pool)."""
+    :data:`MAX_ENTRY_VECTORS` (the meaning comparison's side of the pool)."""
     out: dict[str, list[str]] = {}
     for response in sorted(responses, key=lambda r: r.sample):
         if response.embedding and not response.errored:
@@ -87,7 +87,7 @@ def entry_for(run: CanaryRunResult) -> PoolEntry:
         prompt_hashes=dict(run.provenance.prompt_hashes),
         texts=single_texts(run.llm_responses),
         results=summarize_results(run.probe_results),
-        vectors=answer_vectors(run.llm_responses),  # semantic_drift (issue #28)
+        vectors=answer_vectors(run.llm_responses),  # semantic_drift
         embedding=run.provenance.embedding,
     )
 

@@ -158,7 +158,7 @@ class Sequencer:
     ) -> None:
         self.pooled = dict(pooled)
         self.policy = policy
-        self.meaning = meaning  # semantic_drift (issue #28): more comparisons in the family
+        self.meaning = meaning  # semantic_drift: more comparisons in the family
         self.keys: list[Key] = []
         self.decisions: list[Decision | None] = []
         # Stages planned so far: the runner numbers its stages by it and records the count.
@@ -219,7 +219,7 @@ class Sequencer:
             n = answered.get(pid, 0)
             if decision is not None and not decision.decided and n < self.policy.max_samples:
                 targets[pid] = self.policy.next_size(n)
-        # ── meaning (issue #28): an open meaning comparison asks more answers too ──
+        # ── meaning (semantic_drift): an open meaning comparison asks more answers too ──
         if self.meaning is not None:
             bar = family / self.policy.alpha
             for pid in self.meaning.look(responses, embedding, bar, self.policy):
@@ -271,7 +271,7 @@ class Sequencer:
         decided = [d for d in self.decisions if d is not None]
         if len(decided) != len(self.keys):
             raise RuntimeError("finish() before every comparison was looked at")
-        # ── meaning (issue #28): one e-BH over both kinds of comparison ──
+        # ── meaning (semantic_drift): one e-BH over both kinds of comparison ──
         meaning = self.meaning.decisions() if self.meaning is not None else []
         final = finish(decided + meaning, self.policy)
         out = dict(zip(self.keys, final[: len(decided)], strict=True))

@@ -414,7 +414,7 @@ def step(
     e-BH's bar for a single discovery, ``m / alpha``; :func:`finish` applies e-BH to all of them.
     Freezing a decided comparison at its counts is what makes its e-value a stopped e-process
     (valid), even when its prompt keeps sampling for another probe. ``family``: the size of the
-    e-BH family when it holds more than these looks (the meaning comparisons, issue #28).
+    e-BH family when it holds more than these looks (the meaning comparisons of semantic_drift:).
     """
     if len(previous) != len(looks):
         raise ValueError("previous decisions and looks must be aligned")
