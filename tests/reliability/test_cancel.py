@@ -19,7 +19,9 @@ from tests.reliability.conftest import ActionHarness, keyword_prompts, run_json,
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-SLOW = 60.0  # the slow prompts would answer long after the subprocess timeout below
+# The slow prompts never answer (the server holds them until the client goes): a step that
+# does not stop is caught by the subprocess timeout, which leaves a loaded machine minutes.
+STEP_TIMEOUT = 150.0
 
 
 def _cancel_mid_run(
@@ -28,11 +30,11 @@ def _cancel_mid_run(
     harness.write("canary.yaml", suite_text("Cancel", harness.llm.url, keyword_prompts(4)))
     harness.llm.script("Question p0?", content="a canary")
     for i in (1, 2, 3):
-        harness.llm.script(f"Question p{i}?", content="a canary", latency=SLOW)
+        harness.llm.script(f"Question p{i}?", hang=True)
     event = pr_event() if event_name == "pull_request" else push_event()
     return signal_action(
         harness.tmp_path / f"cancel-{signum}",
-        when=lambda: harness.llm.request_count >= 4,  # every request sent, three unanswered
+        when=lambda: harness.llm.request_count >= 4,  # p0 answered, slow prompts in flight
         signum=signum,
         inputs={**FAST_INPUTS, "timeout": "120", **inputs},
         event_name=event_name,
@@ -40,7 +42,7 @@ def _cancel_mid_run(
         workspace=harness.workspace,
         env=harness.env,
         github_api_url=harness.github.url,
-        timeout=45,
+        timeout=STEP_TIMEOUT,
     )
 
 
@@ -101,7 +103,7 @@ def test_a_cancelled_run_with_the_most_samples_exits_cancelled_with_its_report(
         workspace=harness.workspace,
         env=harness.env,
         github_api_url=harness.github.url,
-        timeout=120,
+        timeout=STEP_TIMEOUT,
     )
 
     assert result.returncode == 4, result.log
