@@ -157,8 +157,9 @@ def _spread_alarm(runs: tuple[Counts, ...], spread: float, p_today: float,
 
 
 def spread_validity(reps: int, seed: int = 20261202) -> None:
-    print(f"\nRun-to-run spread, no drift: share of comparisons ever called regressed at the lone "
-          f"bar {1 / POLICY.alpha:g} ({reps} suites of 10 comparisons a cell, seeded).")  # fmt: skip
+    bar = 1 / POLICY.alpha
+    print(f"\nRun-to-run spread, no drift: share of comparisons ever called regressed at the "
+          f"lone bar {bar:g} ({reps} suites of 10 comparisons a cell, seeded).")  # fmt: skip
     print("\n| logit sd | pass rate | pooled runs | mean estimated sd | false alarm, widened "
           "| …pool as one binomial |")  # fmt: skip
     print("|---|---|---|---|---|---|")
@@ -169,7 +170,7 @@ def spread_validity(reps: int, seed: int = 20261202) -> None:
                 alarms, plain, estimated = 0, 0, 0.0
                 for _ in range(reps):
                     suite = [
-                        tuple(Counts(_binomial(n, p := _draw_rate(rate, sd, rng), rng), n)
+                        tuple(Counts(_binomial(n, _draw_rate(rate, sd, rng), rng), n)
                               for n in [5] * (k - 1) + [57])
                         for _ in range(10)
                     ]  # fmt: skip

@@ -26,7 +26,6 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.sampling.meaning import SEMANTIC_KEY, MeaningComparisons, meaning_for
 from promptcanary.core.sampling.pool import Baseline, answer_digest, entries_of
-from promptcanary.core.sampling.spread import anchor_runs, estimate_spread
 from promptcanary.core.sampling.sequential import (
     DETERMINISTIC_EVIDENCE,
     Counts,
@@ -39,6 +38,7 @@ from promptcanary.core.sampling.sequential import (
     finish,
     step,
 )
+from promptcanary.core.sampling.spread import anchor_runs, estimate_spread
 
 Key = tuple[str, str]
 
