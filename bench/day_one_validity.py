@@ -13,7 +13,13 @@ probe, futility) can only remove looks, so these are upper bounds for the runner
    ``alpha`` = 5% is the claim.
 2. **"Same" after a drop of the margin** (``p_c = p_b - 0.5``): at most
    ``SAME_BASELINE_LEVEL + futility_level`` = 5% is the claim.
-3. ``--derive``: the power of the e-value against 0.95 → 0.50 at e-BH's single-discovery bar
+3. ``--spread`` (simulated, seeded): the false alarm of one comparison when the pass rate varies
+   from run to run (logit sd 0.6 and 1.0) and nothing drifted. A suite of 10 comparisons at one
+   rate shares the spread; its pool is the first push (57 answers) and ``K - 1`` promoted runs of
+   5; the spread is estimated from the pool as the runner does (``pool_spread``), today's run is
+   another draw, asked in the stages above; each comparison alone at the bar ``1 / alpha``, with
+   and without the widening (``spread = 0``: the pool as one binomial).
+4. ``--derive``: the power of the e-value against 0.95 → 0.50 at e-BH's single-discovery bar
    ``m / 0.05``, and the fewest baseline answers reaching 93% (``BASELINE_SAMPLES_TABLE``); slow
    (minutes per row), so not part of the default run.
 
@@ -23,6 +29,7 @@ Prints, never asserts. ``--quick``: fewer pool sizes and rates.
 from __future__ import annotations
 
 import math
+import random
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -33,7 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import machine_note
 from promptcanary.core.sampling import sequential as seq
-from promptcanary.core.sampling.sequential import Counts, Policy
+from promptcanary.core.sampling.sequencer import PooledPrompt, Sequencer
+from promptcanary.core.sampling.sequential import Counts, Look, Policy, Verdict, step
+from promptcanary.core.sampling.spread import anchor_runs
 
 POLICY = Policy()
 
@@ -121,6 +130,66 @@ def validity(pools: Sequence[int], rates: Sequence[float]) -> None:
           f"{100 * (seq.SAME_BASELINE_LEVEL + POLICY.futility_level):g}%).")  # fmt: skip
 
 
+def _draw_rate(rate: float, sd: float, rng: random.Random) -> float:
+    return 1 / (1 + math.exp(-(math.log(rate / (1 - rate)) + rng.gauss(0.0, sd))))
+
+
+def _binomial(n: int, p: float, rng: random.Random) -> int:
+    return sum(rng.random() < p for _ in range(n))
+
+
+def _spread_alarm(runs: tuple[Counts, ...], spread: float, p_today: float,
+                  rng: random.Random) -> bool:  # fmt: skip
+    """One comparison ever called regressed at the lone bar, today's answers at ``p_today``."""
+    oldest = anchor_runs(runs)
+    total = sum(runs, Counts(0, 0))
+    anchor = sum(oldest, Counts(0, 0)) if oldest else None
+    decision, passes, n = None, 0, 0
+    for size in looks():
+        passes += _binomial(size - n, p_today, rng)
+        n = size
+        look = Look(total, Counts(passes, n), spread=spread, baseline_runs=tuple(c.n for c in runs),
+                    anchor=anchor, anchor_runs=tuple(c.n for c in oldest))  # fmt: skip
+        (decision,) = step([decision], [look], POLICY, family=1)
+        if decision.decided:
+            return decision.verdict is Verdict.REGRESSED
+    return False
+
+
+def spread_validity(reps: int, seed: int = 20261202) -> None:
+    bar = 1 / POLICY.alpha
+    print(f"\nRun-to-run spread, no drift: share of comparisons ever called regressed at the "
+          f"lone bar {bar:g} ({reps} suites of 10 comparisons a cell, seeded).")  # fmt: skip
+    print("\n| logit sd | pass rate | pooled runs | mean estimated sd | false alarm, widened "
+          "| …pool as one binomial |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    rng = random.Random(seed)
+    for sd in (0.6, 1.0):
+        for rate in (0.7, 0.9, 0.95):
+            for k in (2, 5, 10, 20):
+                alarms, plain, estimated = 0, 0, 0.0
+                for _ in range(reps):
+                    suite = [
+                        tuple(Counts(_binomial(n, _draw_rate(rate, sd, rng), rng), n)
+                              for n in [5] * (k - 1) + [57])
+                        for _ in range(10)
+                    ]  # fmt: skip
+                    pooled = {
+                        str(i): PooledPrompt(k, {}, None, by_run={"p": runs})
+                        for i, runs in enumerate(suite)
+                    }
+                    spread = Sequencer(pooled, POLICY).spread
+                    estimated += math.sqrt(spread)
+                    for runs in suite:
+                        today = _draw_rate(rate, sd, rng)
+                        alarms += _spread_alarm(runs, spread, today, rng)
+                        plain += _spread_alarm(runs, 0.0, today, rng)
+                cells = 10 * reps
+                print(f"| {sd} | {rate} | {k} | {estimated / reps:.2f} | "
+                      f"{100 * alarms / cells:.2f}% | {100 * plain / cells:.2f}% |")  # fmt: skip
+                sys.stdout.flush()
+
+
 def derive(ms: Sequence[int], target: float = 0.93) -> None:
     sizes = looks()
     print(f"\nPower against 0.95 → 0.50 at e-BH's bar m / {POLICY.alpha}; fewest baseline answers "
@@ -136,13 +205,20 @@ def derive(ms: Sequence[int], target: float = 0.93) -> None:
         sys.stdout.flush()
 
 
+def _option(name: str, default: str) -> str:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
 def main() -> None:
     started = time.perf_counter()
     print(machine_note())
     quick = "--quick" in sys.argv
     pools = [1, 2, 5, 20, 60] if quick else [1, 2, 3, 5, 10, 20, 30, 50, 100, 200]
     rates = [0.5, 0.7, 0.9, 0.95, 1.0] if quick else [0.5 + 0.05 * i for i in range(11)]
-    validity(pools, rates)
+    if "--spread" in sys.argv:
+        spread_validity(int(_option("--reps", "40" if quick else "200")))
+    else:
+        validity(pools, rates)
     if "--derive" in sys.argv:
         derive([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000])
     print(f"\n({time.perf_counter() - started:.0f} s)")

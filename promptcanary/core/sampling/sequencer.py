@@ -12,7 +12,7 @@ decision per ``(prompt, probe)``. :func:`decide_run` replays those stages from a
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 from promptcanary.core import stats
 from promptcanary.core.models import (
@@ -38,6 +38,7 @@ from promptcanary.core.sampling.sequential import (
     finish,
     step,
 )
+from promptcanary.core.sampling.spread import anchor_runs, estimate_spread
 
 Key = tuple[str, str]
 
@@ -53,6 +54,8 @@ class PooledPrompt:
     results: dict[str, ScoreSummary]
     text: str | None
     """The digest every pooled answer had, when they all had one; else ``None``."""
+    by_run: dict[str, tuple[Counts, ...]] = field(default_factory=dict)
+    """probe key → its counts in each pooled run, newest first (empty: one run of the sums)."""
 
     @property
     def answers(self) -> int:
@@ -84,8 +87,10 @@ def pool_prompt(
     if not usable:
         return None
     sums: dict[str, list[float]] = {}  # plain sums: building models per addition is slow
+    by_run: dict[str, list[Counts]] = {}
     for e in usable:
         for key, summary in e.results[prompt_id].items():
+            by_run.setdefault(key, []).append(Counts(summary.passes, summary.n))
             acc = sums.setdefault(key, [0, 0, 0.0, 0.0])
             acc[0] += summary.n
             acc[1] += summary.passes
@@ -97,7 +102,8 @@ def pool_prompt(
     }
     texts = {e.texts.get(prompt_id) for e in usable}
     text = texts.pop() if len(texts) == 1 else None
-    return PooledPrompt(runs=len(usable), results=results, text=text)
+    runs = {key: tuple(counts) for key, counts in by_run.items()}
+    return PooledPrompt(runs=len(usable), results=results, text=text, by_run=runs)
 
 
 @dataclass(frozen=True)
@@ -155,10 +161,14 @@ class Sequencer:
         pooled: Mapping[str, PooledPrompt | None],
         policy: Policy,
         meaning: MeaningComparisons | None = None,
+        spread: float | None = None,
     ) -> None:
         self.pooled = dict(pooled)
         self.policy = policy
         self.meaning = meaning  # semantic_drift: more comparisons in the family
+        # The run-to-run spread is the suite's (the provider's), so every comparison's pooled runs
+        # inform it; it is fixed before today's first look.
+        self.spread = pool_spread(self.pooled) if spread is None else spread
         self.keys: list[Key] = []
         self.decisions: list[Decision | None] = []
         # Stages planned so far: the runner numbers its stages by it and records the count.
@@ -258,12 +268,18 @@ class Sequencer:
         assert pooled is not None  # keys are built from pooled prompts only
         single, today = pooled.deterministic, texts.get(pid, set())
         current = counts[pid].get(key, Counts(0, 0))
+        runs = pooled.by_run.get(key, ())
+        oldest = anchor_runs(runs)
         return Look(
             counts_of(pooled.results[key]),
             current,
             identical=single is not None and today == {single},
             changed=single is not None and len(today) == 1 and single not in today
             and current.n >= 2,
+            spread=self.spread,
+            baseline_runs=tuple(c.n for c in runs),
+            anchor=sum(oldest, Counts(0, 0)) if oldest else None,
+            anchor_runs=tuple(c.n for c in oldest),
         )  # fmt: skip
 
     def finish(self) -> dict[Key, Decision]:
@@ -279,6 +295,13 @@ class Sequencer:
             keys = [(pid, SEMANTIC_KEY) for pid in self.meaning.ids]
             out.update(zip(keys, final[len(decided) :], strict=True))
         return out
+
+
+def pool_spread(pooled: Mapping[str, PooledPrompt | None]) -> float:
+    """The suite's run-to-run spread (logit variance) estimated from every pooled comparison."""
+    return estimate_spread(
+        runs for pool in pooled.values() if pool is not None for runs in pool.by_run.values()
+    )
 
 
 def _pooled_counts(pool: PooledPrompt | None, key: str) -> Counts:

@@ -35,6 +35,7 @@ from enum import StrEnum
 from functools import lru_cache
 
 from promptcanary.core import stats
+from promptcanary.core.sampling.spread import correlation, effective, reference_rate
 
 MAX_SAMPLES_CAP = 1_000
 """The largest ``max-samples`` accepted: beyond it a typo would buy a very large bill."""
@@ -47,6 +48,9 @@ PRIOR_WEIGHT = 6
 high pass rates canary probes have (``bench/day_one_validity.py`` prints its power)."""
 SAME_BASELINE_LEVEL = 0.01
 """"Same" tests against an upper bound of the baseline rate that fails this often."""
+ANCHOR_WEIGHT = 0.5
+"""The share of a comparison's regression e-value that weighs today against the pool's anchor (its
+oldest runs) rather than the whole pool: a decline promoted run by run stays visible."""
 DETERMINISTIC_EVIDENCE = 10
 """Identical pooled answers that make a prompt deterministic for the identical-answer rules: a
 second wording used 1 time in 5 would have appeared in 10 answers 89% of the time."""
@@ -352,6 +356,14 @@ class Look:
     """Every baseline answer of the prompt had one text, and every answer today had that text."""
     changed: bool = False
     """Every baseline answer had one text, and today's answers (two or more) all had another."""
+    spread: float = 0.0
+    """The suite's logit-scale run-to-run variance (``spread.estimate_spread``); 0: every answer
+    independent, the pool one binomial."""
+    baseline_runs: tuple[int, ...] = ()
+    """Answers of each pooled run behind ``baseline`` (empty: one run)."""
+    anchor: Counts | None = None
+    """The pool's oldest runs (``spread.anchor_runs``), when the pool holds more than them."""
+    anchor_runs: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -373,9 +385,35 @@ class Decision:
         return self.verdict is not Verdict.UNDECIDED
 
 
+def widen(
+    reference: Counts, sizes: Sequence[int], current: Counts, spread: float
+) -> tuple[Counts, Counts]:
+    """Both sides of a comparison at their effective sizes under run-to-run ``spread``: the
+    reference's runs of ``sizes`` answers, and today's answers as one run."""
+    if spread <= 0.0 or reference.n == 0:
+        return reference, current
+    rho = correlation(reference_rate(reference), spread)
+    widened_ref = Counts(*effective(reference.passes, reference.n, sizes or (reference.n,), rho))
+    return widened_ref, Counts(*effective(current.passes, current.n, (current.n,), rho))
+
+
+def evidence(look: Look, policy: Policy) -> tuple[float, float, bool]:
+    """A look's regression and improvement e-values and whether a drop of the margin is ruled
+    out, each side widened for spread; with an anchor, the regression e-value averages the
+    pool's and the anchor's, and "same" must hold against both."""
+    base, today = widen(look.baseline, look.baseline_runs, look.current, look.spread)
+    worse, better = e_worse(base, today), e_better(base, today)
+    same = futile(base, today, policy)
+    if look.anchor is not None and look.anchor.n:
+        anchor, against = widen(look.anchor, look.anchor_runs, look.current, look.spread)
+        worse = ANCHOR_WEIGHT * e_worse(anchor, against) + (1.0 - ANCHOR_WEIGHT) * worse
+        same = same and futile(anchor, against, policy)
+    return worse, better, same
+
+
 def _decide_look(look: Look, bar: float, policy: Policy) -> Decision:
     """One comparison at one look: the identical-answer rules, else the e-values and futility."""
-    worse, better = e_worse(look.baseline, look.current), e_better(look.baseline, look.current)
+    worse, better, same = evidence(look, policy)
     if look.changed:
         # A deterministic model that now answers another text: nothing varies, so its pass
         # flags are the verdict (no statistics to do).
@@ -395,7 +433,7 @@ def _decide_look(look: Look, bar: float, policy: Policy) -> Decision:
         verdict = Verdict.REGRESSED
     elif better >= bar:
         verdict = Verdict.IMPROVED
-    elif futile(look.baseline, look.current, policy):
+    elif same:
         verdict = Verdict.SAME
     else:
         verdict = Verdict.UNDECIDED

@@ -3,6 +3,8 @@ scored answers."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from promptcanary.core.models import LLMResponse, ProbeResult, ScoreSummary
@@ -321,3 +323,58 @@ def test_comparison_fields_of_a_regression_and_an_undecided_one() -> None:
     open_ = comparison_fields(undecided)
     assert open_["verdict"] == "inconclusive" and open_["regression"] is False
     assert open_["e_value"] == 3.0  # the pass rate went up: the evidence shown is for "better"
+
+
+# ── runs as the pool's unit ─────────────────────────────────────────────────────
+
+
+def _by_runs(runs: tuple[Counts, ...]) -> PooledPrompt:
+    passes, n = sum(c.passes for c in runs), sum(c.n for c in runs)
+    summary = ScoreSummary(n=n, passes=passes, score_sum=passes, score_sq_sum=passes)
+    return PooledPrompt(runs=len(runs), results={"p": summary}, text=None, by_run={"p": runs})
+
+
+def test_the_pool_keeps_each_runs_counts_newest_first() -> None:
+    new = pool.entry_for(_run("new", {"a": ["ok", "no"]}, {}))
+    old = pool.entry_for(_run("old", {"a": ["ok", "ok", "ok"]}, {}))
+    pooled = pool_prompt([new, old], "a", None)
+    assert pooled is not None
+    assert [c.n for c in pooled.by_run[next(iter(pooled.results))]] == [2, 3]
+
+
+def test_the_spread_is_read_from_every_pooled_comparison() -> None:
+    calm = (Counts(18, 20), Counts(18, 20), Counts(18, 20))
+    wild = (Counts(20, 20), Counts(10, 20), Counts(19, 20))
+    assert Sequencer({"a": _by_runs(calm), "b": _by_runs(calm)}, POLICY).spread == 0.0
+    assert Sequencer({"a": _by_runs(wild), "b": _by_runs(calm)}, POLICY).spread > 0.5
+    assert Sequencer({"a": _by_runs(wild)}, POLICY, spread=0.0).spread == 0.0
+
+
+def _final(pooled: PooledPrompt, rate: float, spread: float | None = None) -> Verdict:
+    """The final verdict of one comparison whose answers today pass at ``rate``, evenly spread."""
+    outcomes = [math.floor((i + 1) * rate) > math.floor(i * rate) for i in range(40)]
+    seq = Sequencer({"a": pooled}, Policy(min_samples=3, max_samples=40), spread=spread)
+    seq.first_targets(["a"])
+    n = 3
+    while targets := seq.look(*_answers("a", outcomes[:n])):
+        n = targets["a"]
+    return seq.finish()[("a", "p")].verdict
+
+
+def test_a_decline_absorbed_by_the_pool_is_flagged_against_its_oldest_runs() -> None:
+    # The first push at 0.97, then promoted runs sliding to 0.60: the pool as a whole sits near
+    # 0.76, the anchor (its oldest half) at 0.97; today answers at 0.65. (No spread: the
+    # decline itself would look like one.)
+    runs = (Counts(12, 20), Counts(13, 20), Counts(14, 20), Counts(15, 20), Counts(58, 60))
+    summed = _by_runs(runs)
+    assert _final(summed, 0.65, spread=0.0) is Verdict.REGRESSED
+    one_binomial = PooledPrompt(summed.runs, summed.results, None)  # no runs: no anchor
+    assert _final(one_binomial, 0.65, spread=0.0) is Verdict.SAME
+
+
+def test_a_spread_the_pool_shows_widens_the_comparison() -> None:
+    # Pooled runs that vary (0.67-1.0) and a run today at 0.5: within what the runs showed.
+    runs = (Counts(30, 30), Counts(20, 30), Counts(30, 30), Counts(21, 30), Counts(30, 30))
+    assert _final(_by_runs(runs), 0.5, spread=0.0) is Verdict.REGRESSED
+    assert Sequencer({"a": _by_runs(runs)}, POLICY).spread > 1.0
+    assert _final(_by_runs(runs), 0.5) is not Verdict.REGRESSED

@@ -1,0 +1,148 @@
+"""Runs, not answers, as the pool's unit: run-to-run spread and the pool's anchor.
+
+Pure functions of pass counts, used by :mod:`promptcanary.core.sampling.sequencer` to read the
+pool and by :mod:`promptcanary.core.sampling.sequential` to widen a comparison.
+
+* **Spread.** A model's pass rate varies from run to run (provider load, batching, silent minor
+  updates). Model it on the logit scale: run ``j`` passes at ``logit(p_j) = logit(p) + u_j`` with
+  ``u_j`` of variance ``tau2``, shared by the whole suite (it is the provider's, not a prompt's).
+  By the delta method the answers of one run are then correlated, with intra-run correlation
+  ``rho = p (1 - p) tau2``, and a rate estimated from runs of sizes ``n_j`` has the binomial
+  variance times the design effect ``1 + rho (sum n_j^2 / N - 1)`` (Kish 1965; Fleiss 1981 for
+  the beta-binomial moments). Today's run is one draw of the run-level rate: its design effect is
+  ``1 + rho (n - 1)``, so however many answers today takes, its information saturates at about
+  ``1 / rho`` answers. A comparison is widened by dividing both sides' counts by their design
+  effects (an effective sample size) before the e-value is computed.
+* **The estimate.** ``tau2`` is estimated by the method of moments from the pooled runs of every
+  comparison (never from today's answers, so the estimate is fixed before today's look): for one
+  comparison with ``K`` runs, the between-run statistic ``X = sum n_j (p_j - p)^2 / (p (1 - p))``
+  has expectation ``(K - 1) + rho (N - sum n_j^2 / N - (K - 1))``. Summing the excess over all
+  comparisons and a prior (``PRIOR_SPREAD`` with the weight of ``PRIOR_WEIGHT`` units of
+  information) gives a shrunken estimate that a pool of one run leaves at the prior.
+* **The anchor.** A slow decline promoted run by run becomes the pool; the oldest pooled runs
+  still remember the rate before it. :func:`anchor_runs` picks them; the sequential rule averages
+  the e-value against the pool with the one against the anchor (an average of e-values is an
+  e-value, so the family's guarantee is unchanged) and calls a comparison "same" only when a drop
+  is ruled out against both.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar
+
+PRIOR_SPREAD = 0.0
+"""The prior guess of the logit-scale run-to-run variance ``tau2``: none. A pool of one run cannot
+show a spread, and any prior above 0 costs the first pull request power against a real drop
+(``bench/day_one.py``); the spread widens comparisons once the pooled runs show it."""
+PRIOR_WEIGHT = 5.0
+"""The prior's weight, in units of ``p (1 - p) x (answers)`` of between-run information (about
+one run of 60 answers at a pass rate of 0.9): a few noisy small runs do not swing the estimate."""
+MAX_SPREAD = 4.0
+"""The largest ``tau2`` used (a logit sd of 2): beyond it a pool's runs share nothing."""
+ANCHOR_SHARE = 0.5
+"""The anchor is the oldest pooled runs holding at least this share of the pooled answers."""
+
+
+class Tally(Protocol):
+    """Pass count out of answers (``sequential.Counts``; this module does not import it)."""
+
+    @property
+    def passes(self) -> int: ...
+
+    @property
+    def n(self) -> int: ...
+
+
+T = TypeVar("T", bound=Tally)
+
+
+def _excess_and_information(runs: Sequence[Tally]) -> tuple[float, float] | None:
+    """The between-run statistic's excess over its no-spread expectation, and what it weighs
+    (``p (1 - p)`` times the coefficient of ``rho``); ``None`` when the runs say nothing."""
+    used = [c for c in runs if c.n]
+    if len(used) < 2:
+        return None
+    total_n = sum(c.n for c in used)
+    rate = sum(c.passes for c in used) / total_n
+    if rate <= 0.0 or rate >= 1.0:
+        return None  # every answer passed (or failed): no spread is visible
+    var = rate * (1.0 - rate)
+    between = sum(c.n * (c.passes / c.n - rate) ** 2 for c in used) / var
+    df = len(used) - 1
+    coefficient = total_n - sum(c.n**2 for c in used) / total_n - df
+    if coefficient <= 0.0:
+        return None
+    return between - df, var * coefficient
+
+
+def estimate_spread(
+    comparisons: Iterable[Sequence[Tally]],
+    prior: float = PRIOR_SPREAD,
+    weight: float = PRIOR_WEIGHT,
+) -> float:
+    """The suite's logit-scale run-to-run variance ``tau2`` from its pooled runs (per comparison
+    the counts of each run): the method-of-moments excess summed over comparisons, shrunk to
+    ``prior`` with ``weight``; between 0 and :data:`MAX_SPREAD`."""
+    excess, information = prior * weight, weight
+    for runs in comparisons:
+        part = _excess_and_information(runs)
+        if part is not None:
+            excess += part[0]
+            information += part[1]
+    if information <= 0.0:
+        return min(MAX_SPREAD, max(0.0, prior))
+    return min(MAX_SPREAD, max(0.0, excess / information))
+
+
+def correlation(rate: float, spread: float) -> float:
+    """Intra-run correlation of answers at pass rate ``rate`` under logit variance ``spread``."""
+    return min(1.0, max(0.0, rate * (1.0 - rate) * spread))
+
+
+def design_effect(sizes: Sequence[int], rho: float) -> float:
+    """Variance inflation of a rate estimated from runs of ``sizes`` answers."""
+    total = sum(sizes)
+    if total == 0 or rho <= 0.0:
+        return 1.0
+    return 1.0 + rho * (sum(n * n for n in sizes) / total - 1.0)
+
+
+def effective(passes: int, n: int, sizes: Sequence[int], rho: float) -> tuple[int, int]:
+    """``passes`` of ``n`` at their effective sample size (counts / design effect), rounded: the
+    binomial counts that weigh as much as these correlated answers."""
+    deff = design_effect(sizes, rho)
+    if n == 0 or deff <= 1.0 + 1e-9:
+        return passes, n
+    size = max(1, round(n / deff))
+    return min(size, round(passes * size / n)), size
+
+
+def reference_rate(counts: Tally) -> float:
+    """The rate that sets a comparison's correlation: the reference side's, smoothed (never 0
+    or 1, so an all-pass pool still widens a little under a large spread)."""
+    return (counts.passes + 0.5) / (counts.n + 1.0)
+
+
+def anchor_runs(runs: Sequence[T], share: float = ANCHOR_SHARE) -> tuple[T, ...]:
+    """The oldest of ``runs`` (newest first) holding at least ``share`` of their answers; empty
+    when that would be every run (the anchor would be the pool itself)."""
+    total = sum(c.n for c in runs)
+    if total == 0:
+        return ()
+    kept: list[T] = []
+    held = 0
+    for c in reversed(runs):
+        kept.append(c)
+        held += c.n
+        if held >= share * total:
+            break
+    if len(kept) >= len(runs):
+        return ()
+    return tuple(reversed(kept))
+
+
+def logit_sd(spread: float) -> float:
+    """The logit-scale standard deviation of a variance ``spread`` (for reports)."""
+    return math.sqrt(max(0.0, spread))
