@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import math
 import multiprocessing
 import os
@@ -132,7 +133,7 @@ def _run(
 ) -> CanaryRunResult:
     embedder = FakeEmbedder(vector_of=lambda text: cluster_vector(text, offset), dimension=32)
     services = [EmbeddingService(embedder)] if suite.semantic_drift is not None else []
-    return asyncio.run(
+    return _loop().run_until_complete(
         run_suite(
             suite,
             ClusterProvider(behaviours, rng),
@@ -141,6 +142,14 @@ def _run(
             services=services,
         )
     )
+
+
+@functools.cache
+def _loop() -> asyncio.AbstractEventLoop:
+    """One event loop a worker: ``asyncio.run`` per run would install and restore a SIGINT
+    handler each time, and restoring it formats the old handler's repr, which holds the whole
+    suite and baseline (a tenth of a second a run)."""
+    return asyncio.new_event_loop()
 
 
 def one_pool(args: tuple[int, int, float]) -> dict[str, Tally]:
