@@ -26,6 +26,11 @@ SEMANTIC_KEY = "semantic"
 GATE_Z = 1.645
 """*Changed* needs the shift's lower bound (estimate − this many standard errors) to reach
 ``min_shift``."""
+SAME_MARGIN = 2.0
+"""*Same* rules out a shift of this many ``min_shift`` (0.1 at the defaults, about half of the
+answers moving to another meaning): like the pass-rate *same*, which rules out a large drop,
+sampling stops once a large change is ruled out and does not chase a small one (a shift between
+``min_shift`` and the margin is still *changed* when the answers asked show it)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class MeaningComparisons:
         min_shift: float,
     ) -> None:
         self.min_shift = min_shift
+        self.margin = SAME_MARGIN * min_shift
         self.model_id = model_id
         self._pooled: dict[str, list[tuple[str, EmbeddingInfo | None]]] = {}
         for pid in prompt_ids:
@@ -167,7 +173,7 @@ class MeaningComparisons:
         evidence = wealth.e_value if floor else 0.0
         if evidence >= bar:
             verdict = Verdict.REGRESSED
-        elif len(answers) >= policy.min_samples and size.upper() < self.min_shift:
+        elif len(answers) >= policy.min_samples and size.upper() < self.margin:
             verdict = Verdict.SAME
         else:
             verdict = Verdict.UNDECIDED

@@ -83,16 +83,14 @@ def _half_shift(cross: float, sq_b: float, nb: int, sq_c: float, nc: int) -> flo
 
 class ShiftTracker:
     """:func:`shift` kept up to date as today's answers arrive: the pool's sums are computed once,
-    and each added answer costs one inner product per vector seen (a look then costs no more
-    than its own arithmetic, however many looks a run takes)."""
+    an added answer costs one inner product per answer of today's, and a look one per pooled
+    answer (the baseline side of the jackknife)."""
 
     def __init__(self, baseline: Sequence[Vector]) -> None:
         self.baseline = list(baseline)
         dim = len(self.baseline[0]) if self.baseline else 0
         self._sb = _sum(self.baseline, dim)
         self._sq_b = _dot(self._sb, self._sb)
-        self._b_sb = [_dot(v, self._sb) for v in self.baseline]
-        self._b_sc = [0.0] * len(self.baseline)
         self._sc = [0.0] * dim
         self._sq_c = 0.0
         self._cross = 0.0
@@ -105,9 +103,6 @@ class ShiftTracker:
         to_c = [_dot(vector, c) for c in self.current]
         self._c_sc = [total + d for total, d in zip(self._c_sc, to_c, strict=True)]
         self._sq_c += 2.0 * math.fsum(to_c) + 1.0
-        self._b_sc = [
-            total + _dot(b, vector) for total, b in zip(self._b_sc, self.baseline, strict=True)
-        ]
         self._cross += _dot(vector, self._sb)
         self._sc = list(map(operator.add, self._sc, vector))
         self.current.append(vector)
@@ -123,12 +118,12 @@ class ShiftTracker:
         estimate = _half_shift(cross, sq_b, nb, sq_c, nc)
         variance = 0.0
         if nb >= 3:
-            variance += _jackknife(
-                [
-                    _half_shift(cross - v_sc, sq_b - 2.0 * v_sb + 1.0, nb - 1, sq_c, nc)
-                    for v_sc, v_sb in zip(self._b_sc, self._b_sb, strict=True)
-                ]
-            )
+            # Deleting baseline answer v changes the estimate by a linear function of v,
+            # ⟨v, sc⟩ / ((nb−1) nc) − ⟨v, sb⟩ / ((nb−1)(nb−2)) plus a constant: one inner
+            # product per pooled answer a look, none per added answer.
+            k = nb - 1
+            u = [c / (k * nc) - b / (k * (k - 1)) for c, b in zip(self._sc, self._sb, strict=True)]
+            variance += _jackknife([_dot(v, u) for v in self.baseline])
         if nc >= 3:
             variance += _jackknife(
                 [

@@ -75,9 +75,21 @@ def test_no_change_is_same_after_few_answers() -> None:
     meaning = _comparisons(_pool(rng, centre))
     taken = _until_decided(meaning, lambda: _draw(rng, centre), _info())
     (decision,) = meaning.decisions()
-    assert decision.verdict is Verdict.SAME and taken <= 7
+    assert decision.verdict is Verdict.SAME and taken <= 5
     assert meaning.outcomes["p"].shift is not None
-    assert meaning.outcomes["p"].shift.upper() < 0.05
+    assert meaning.outcomes["p"].shift.upper() < meaning.margin == 2 * 0.05
+
+
+def test_same_rules_out_the_margin_not_min_shift() -> None:
+    """A look whose upper bound is between min_shift and the margin stops as *same*: sampling
+    does not chase a change smaller than the margin (as for pass rates)."""
+    rng = random.Random(11)
+    centre = _centre(1)
+    meaning = _comparisons(_pool(rng, centre), min_shift=0.01)
+    meaning.look(_answers([_draw(rng, centre) for _ in range(3)]), _info(), BAR, POLICY)
+    shift = meaning.outcomes["p"].shift
+    assert shift is not None and 0.01 <= shift.upper() < meaning.margin
+    assert meaning.decisions()[0].verdict is Verdict.SAME
 
 
 def test_another_meaning_is_changed() -> None:
