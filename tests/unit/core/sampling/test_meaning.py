@@ -175,3 +175,24 @@ def test_a_prompt_without_pooled_vectors_is_not_in_the_family() -> None:
 
 def test_mismatch_accepts_the_same_model() -> None:
     assert mismatch(_info(), _info()) is None
+
+
+def test_a_look_carried_over_from_earlier_looks_equals_a_fresh_one() -> None:
+    """Each look extends the last look's sums and bets; the outcome is what one look at all the
+    answers gives, and answers that are not the last look's plus new ones start again."""
+    rng = random.Random(12)
+    entries = _pool(rng, _centre(1))
+    today = [_draw(rng, _centre(2)) for _ in range(7)]
+    carried = _comparisons(entries)
+    for n in (3, 4, 5, 7):
+        carried.look(_answers(today[:n]), _info(), BAR, POLICY)
+    fresh = _comparisons(entries)
+    fresh.look(_answers(today), _info(), BAR, POLICY)
+    assert carried.outcomes["p"] == fresh.outcomes["p"]
+    other = [_draw(rng, _centre(1)) for _ in range(7)]
+    restarted = _comparisons(entries)
+    restarted.look(_answers(today[:3]), _info(), BAR * 1e9, POLICY)
+    restarted.look(_answers(other), _info(), BAR * 1e9, POLICY)
+    alone = _comparisons(entries)
+    alone.look(_answers(other), _info(), BAR * 1e9, POLICY)
+    assert restarted.outcomes["p"] == alone.outcomes["p"]
