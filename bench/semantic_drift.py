@@ -200,13 +200,14 @@ def main() -> None:
     args = parser.parse_args()
     pools, runs = (3, 4) if args.quick else (args.pools, args.runs)
     started = time.perf_counter()
-    offset, true_shift = paraphrase_offset(DEFAULT_MIN_SHIFT / 2)
-    if args.table is not None:
+    if args.table is not None:  # the offset is the run's (seeded: the same every run)
         lines = args.table.read_text(encoding="utf-8").splitlines()
         results = [_tallies(json.loads(line)) for line in lines if line.strip()]
-    else:
-        results = _run_pools(pools, runs, offset, args.save)
-    _print(results, offset, true_shift, time.perf_counter() - started)
+        _print(results, None, time.perf_counter() - started)
+        return
+    offset, true_shift = paraphrase_offset(DEFAULT_MIN_SHIFT / 2)
+    results = _run_pools(pools, runs, offset, args.save)
+    _print(results, (offset, true_shift), time.perf_counter() - started)
 
 
 def _run_pools(pools: int, runs: int, offset: float, save: Path | None) -> list[dict[str, Tally]]:
@@ -228,7 +229,7 @@ def _tallies(saved: Mapping[str, Mapping[str, int]]) -> dict[str, Tally]:
 
 
 def _print(
-    results: list[dict[str, Tally]], offset: float, true_shift: float, seconds: float
+    results: list[dict[str, Tally]], paraphrase: tuple[float, float] | None, seconds: float
 ) -> None:
     total = {row: Tally() for row in (*ROWS, "without")}
     for result in results:
@@ -253,10 +254,14 @@ def _print(
          "embedding requests/prompt"],
         table,
     )  # fmt: skip
+    shifted = (
+        f" Paraphrase offset {paraphrase[0]:.3f}: true shift {paraphrase[1]:.4f}."
+        if paraphrase is not None
+        else ""
+    )
     print(
-        f"\nWithout semantic_drift: {base:.2f} answers a prompt ({total['without'].runs} runs). "
-        f"Paraphrase offset {offset:.3f}: true shift {true_shift:.4f}. {machine_note()}; "
-        f"{seconds:.0f} s."
+        f"\nWithout semantic_drift: {base:.2f} answers a prompt ({total['without'].runs} runs)."
+        f"{shifted} {machine_note()}; {seconds:.0f} s."
     )
 
 
