@@ -20,8 +20,9 @@ space. Pure functions of unit vectors; no I/O. ``docs/statistics.md`` ("Meaning"
 * **min_shift**: the e-value counts only when the estimated shift is at least ``min_shift``
   (``e · 1[shift ≥ min_shift]`` is still an e-value), so answers that say the same thing in other
   words are never "changed", however many answers show that their wording moved. A comparison is
-  *same* once the shift's upper bound (estimate + ``FUTILITY_Z`` standard errors) is below
-  ``min_shift``: a non-binding futility stop, which can only remove rejections.
+  *same* once the shift's upper bound (estimate + ``FUTILITY_Z`` standard errors) is below a
+  margin above ``min_shift`` (:data:`promptcanary.core.sampling.meaning.SAME_MARGIN`): a
+  non-binding futility stop, which can only remove rejections.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ BETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 HOLD_OUT = 3
 """One baseline answer in ``HOLD_OUT`` estimates the baseline centroid; the rest are paired."""
 FUTILITY_Z = 1.28
-"""Standard errors above the estimate that must still be below ``min_shift`` for *same*."""
+"""Standard errors above the estimate that must still be below the margin for *same*."""
 INTERVAL_Z = 1.96
 """The reported interval of the shift: estimate ± this many standard errors (descriptive)."""
 SCALE_REFERENCE = 12
