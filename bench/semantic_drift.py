@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
+import json
 import math
 import multiprocessing
 import os
@@ -132,7 +134,7 @@ def _run(
 ) -> CanaryRunResult:
     embedder = FakeEmbedder(vector_of=lambda text: cluster_vector(text, offset), dimension=32)
     services = [EmbeddingService(embedder)] if suite.semantic_drift is not None else []
-    return asyncio.run(
+    return _loop().run_until_complete(
         run_suite(
             suite,
             ClusterProvider(behaviours, rng),
@@ -141,6 +143,14 @@ def _run(
             services=services,
         )
     )
+
+
+@functools.cache
+def _loop() -> asyncio.AbstractEventLoop:
+    """One event loop a worker: ``asyncio.run`` per run would install and restore a SIGINT
+    handler each time, and restoring it formats the old handler's repr, which holds the whole
+    suite and baseline (a tenth of a second a run)."""
+    return asyncio.new_event_loop()
 
 
 def one_pool(args: tuple[int, int, float]) -> dict[str, Tally]:
@@ -179,15 +189,48 @@ def one_pool(args: tuple[int, int, float]) -> dict[str, Tally]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 pools × 4 runs (development)")
-    parser.add_argument("--pools", type=int, default=25)
-    parser.add_argument("--runs", type=int, default=20, help="runs per row and pool")
+    parser.add_argument("--pools", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=25, help="runs per row and pool")
+    parser.add_argument(
+        "--save", type=Path, help="append each pool's tallies to this file (JSON lines) as it ends"
+    )
+    parser.add_argument(
+        "--table", type=Path, help="print the table of the tallies saved in this file, run none"
+    )
     args = parser.parse_args()
     pools, runs = (3, 4) if args.quick else (args.pools, args.runs)
     started = time.perf_counter()
+    if args.table is not None:  # the offset is the run's (seeded: the same every run)
+        lines = args.table.read_text(encoding="utf-8").splitlines()
+        results = [_tallies(json.loads(line)) for line in lines if line.strip()]
+        _print(results, None, time.perf_counter() - started)
+        return
     offset, true_shift = paraphrase_offset(DEFAULT_MIN_SHIFT / 2)
+    results = _run_pools(pools, runs, offset, args.save)
+    _print(results, (offset, true_shift), time.perf_counter() - started)
+
+
+def _run_pools(pools: int, runs: int, offset: float, save: Path | None) -> list[dict[str, Tally]]:
+    """Every pool on a worker a core; each pool's tallies saved as soon as it ends (a long run
+    cut short still leaves what it measured)."""
+    results = []
     jobs = [(i, runs, offset) for i in range(pools)]
     with multiprocessing.Pool(min(pools, os.cpu_count() or 1)) as workers:
-        results = workers.map(one_pool, jobs)
+        for result in workers.imap_unordered(one_pool, jobs):
+            results.append(result)
+            if save is not None:
+                with save.open("a", encoding="utf-8") as out:
+                    out.write(json.dumps({row: vars(t) for row, t in result.items()}) + "\n")
+    return results
+
+
+def _tallies(saved: Mapping[str, Mapping[str, int]]) -> dict[str, Tally]:
+    return {row: Tally(**counts) for row, counts in saved.items()}
+
+
+def _print(
+    results: list[dict[str, Tally]], paraphrase: tuple[float, float] | None, seconds: float
+) -> None:
     total = {row: Tally() for row in (*ROWS, "without")}
     for result in results:
         for row, tally in result.items():
@@ -205,15 +248,20 @@ def main() -> None:
             f"{per_prompt:.2f} ({per_prompt / base:.2f}×)", f"{requests:.3f}",
         ])  # fmt: skip
     print_table(
-        f"Meaning comparisons (semantic_drift:): {pools} pools × {runs} runs a row, "
+        f"Meaning comparisons (semantic_drift:): {len(results)} pools, "
         f"100 prompts, min_shift {DEFAULT_MIN_SHIFT}",
         ["row", "runs", "false alarm (other prompts)", "detected", "answers/prompt",
          "embedding requests/prompt"],
         table,
     )  # fmt: skip
+    shifted = (
+        f" Paraphrase offset {paraphrase[0]:.3f}: true shift {paraphrase[1]:.4f}."
+        if paraphrase is not None
+        else ""
+    )
     print(
-        f"\nWithout semantic_drift: {base:.2f} answers a prompt. Paraphrase offset {offset:.3f}: "
-        f"true shift {true_shift:.4f}. {machine_note()}; {time.perf_counter() - started:.0f} s."
+        f"\nWithout semantic_drift: {base:.2f} answers a prompt ({total['without'].runs} runs)."
+        f"{shifted} {machine_note()}; {seconds:.0f} s."
     )
 
 

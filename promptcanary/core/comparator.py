@@ -33,7 +33,7 @@ from promptcanary.core.sampling.sequencer import (
     settle_hint,
 )
 from promptcanary.core.sampling.sequential import Verdict
-from promptcanary.core.semantic_rows import meaning_rows
+from promptcanary.core.semantic_rows import fixed_meaning_rows, meaning_rows
 
 DEFAULT_THRESHOLD = 0.05
 """The smallest score change that is a regression (or an improvement) unless the thresholds
@@ -240,7 +240,9 @@ def compare(
     fixed_warnings = warnings if record is None else []
     comparisons, statistical = _fixed_sample_comparisons(found.pairs, thresholds, fixed_warnings)
     pool_runs = 1
-    if record is not None:
+    if record is None:
+        comparisons += _fixed_meaning_rows(snapshots, current, found, thresholds.alpha, comparisons)
+    else:
         report = (comparisons, warnings)
         comparisons, pool_runs = _sequential(snapshots, current, report, pool_size, found)
         statistical, alpha = True, record.alpha
@@ -264,6 +266,21 @@ def compare(
         adaptive=record,
         baseline_pool_runs=pool_runs,
     )
+
+
+def _fixed_meaning_rows(
+    snapshots: list[BaselineSnapshot],
+    current: CanaryRunResult,
+    found: _Matching,
+    alpha: float,
+    rows: list[ProbeComparison],
+) -> list[ProbeComparison]:
+    """The meaning rows of a ``samples: N`` run (one look at its answers); none without
+    ``semantic_drift:``. Prompts whose pool holds no vector yet join the new probes."""
+    tested = sum(1 for row in rows if row.p_value is not None)
+    meaning, no_pool = fixed_meaning_rows(snapshots, current, alpha, tested)
+    found.new_probes += no_pool
+    return meaning
 
 
 def _meaning_rows(

@@ -12,6 +12,7 @@ answers are stored with their text).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from promptcanary.core.models import (
@@ -23,8 +24,9 @@ from promptcanary.core.models import (
     ProbeComparison,
     ResultRef,
 )
-from promptcanary.core.sampling.meaning import SEMANTIC_KEY, MeaningComparisons
-from promptcanary.core.sampling.sequential import Decision, Verdict
+from promptcanary.core.sampling.meaning import SEMANTIC_KEY, MeaningComparisons, meaning_for
+from promptcanary.core.sampling.pool import DEFAULT_POOL, Baseline
+from promptcanary.core.sampling.sequential import Decision, Policy, Verdict
 from promptcanary.core.vectors import Vector, VectorError, decode, dot
 
 MEANING_PROBE_ID = "semantic_drift"
@@ -50,6 +52,40 @@ def meaning_rows(
         ResultRef(prompt_id=pid, probe_key=SEMANTIC_KEY) for pid in wanted if pid not in meaning.ids
     ]
     return rows, new
+
+
+def fixed_meaning_rows(
+    baseline: Baseline, current: CanaryRunResult, alpha: float, others: int
+) -> tuple[list[ProbeComparison], list[ResultRef]]:
+    """The meaning rows of a run with a fixed number of samples (``samples: N``): one look at its
+    N answers per prompt against the pool. There is one look and no sequential family, so a row
+    is *changed* when its e-value reaches ``m / alpha``, ``m`` counting the meaning rows and the
+    report's ``others`` statistical comparisons (Bonferroni on e-values: by Markov's inequality
+    each no-change row reaches it with probability at most ``alpha / m``); *same* when the shift's
+    upper bound is below the margin; else *inconclusive*."""
+    today = current.provenance.embedding
+    if today is None:
+        return [], []
+    hashes = current.provenance.prompt_hashes
+    meaning = meaning_for(
+        baseline, DEFAULT_POOL, today.prompts, hashes, today.model_id, today.min_shift
+    )
+    if meaning is None:
+        return [], []
+    family = max(1, meaning.size + others)
+    samples = max(1, current.provenance.samples)
+    ceiling = max(samples, Policy().max_samples)
+    policy = Policy(alpha=alpha, min_samples=samples, max_samples=ceiling)
+    meaning.look(current.llm_responses, today, family / alpha, policy)
+    decisions = {
+        (pid, SEMANTIC_KEY): dataclasses.replace(
+            decision,
+            p_adjusted=min(1.0, family / decision.e_worse) if decision.e_worse > 0 else 1.0,
+        )
+        for pid, decision in zip(meaning.ids, meaning.decisions(), strict=True)
+    }
+    snapshot = baseline if isinstance(baseline, BaselineSnapshot) else baseline[0]
+    return meaning_rows(meaning, decisions, snapshot, current)
 
 
 def _row(

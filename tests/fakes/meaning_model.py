@@ -46,13 +46,8 @@ def cluster_vector(text: str, paraphrase: float = 0.0) -> list[float]:
     if match is None:
         return list(_unit(f"text:{text}"))
     prompt, meaning = match["prompt"], match["meaning"]
-    parts = [
-        (_fixed(f"meaning:{prompt}:{meaning}"), 1.0),
-        (_fixed("common"), 0.6),
-        (_fixed(f"topic:{prompt}"), 0.8),
-        (_unit(f"wording:{text}"), WORDING_NOISE),
-    ]
-    vector = [math.fsum(v[i] * w for v, w in parts) for i in range(DIMENSION)]
+    noise = _unit(f"wording:{text}")
+    vector = [c + WORDING_NOISE * n for c, n in zip(_centre(prompt, meaning), noise, strict=True)]
     if match["para"]:
         offset = _paraphrase_direction(prompt, meaning)
         vector = [v + paraphrase * o for v, o in zip(vector, offset, strict=True)]
@@ -60,16 +55,18 @@ def cluster_vector(text: str, paraphrase: float = 0.0) -> list[float]:
 
 
 @functools.lru_cache(maxsize=4096)
+def _centre(prompt: str, meaning: str) -> tuple[float, ...]:
+    """What every answer of one meaning shares: its meaning, the common and the topic direction."""
+    parts = ((_fixed(f"meaning:{prompt}:{meaning}"), 1.0), (_fixed("common"), 0.6),
+             (_fixed(f"topic:{prompt}"), 0.8))  # fmt: skip
+    return tuple(math.fsum(v[i] * w for v, w in parts) for i in range(DIMENSION))
+
+
+@functools.lru_cache(maxsize=4096)
 def _paraphrase_direction(prompt: str, meaning: str) -> tuple[float, ...]:
     """A unit direction orthogonal to the meaning's centre: every meaning's paraphrase shift has
     the same size (a random direction's would vary by its length and its angle to the centre)."""
-    centre = [
-        a + 0.6 * b + 0.8 * c
-        for a, b, c in zip(
-            _fixed(f"meaning:{prompt}:{meaning}"), _fixed("common"), _fixed(f"topic:{prompt}"),
-            strict=True,
-        )
-    ]  # fmt: skip
+    centre = _centre(prompt, meaning)
     raw = _fixed(f"paraphrase:{prompt}:{meaning}")
     along = math.fsum(r * c for r, c in zip(raw, centre, strict=True)) / math.fsum(
         c * c for c in centre

@@ -9,7 +9,9 @@ embedding model, its dimension and its vector of the check text (:func:`embeddin
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from typing import Any
 
 from promptcanary.core.models import EmbeddingInfo, LLMResponse
 from promptcanary.core.probes.served import (
@@ -18,7 +20,6 @@ from promptcanary.core.probes.served import (
     ServedProbe,
     ServiceFailure,
     ServiceRequest,
-    served_output,
 )
 from promptcanary.core.spec import SuiteSpec
 from promptcanary.core.vectors import CHECK_TEXT, encode
@@ -31,6 +32,19 @@ MAX_REASONS = 5
 def answer_request(response: LLMResponse) -> ServiceRequest:
     """The embedding of an answer's text (equal texts share one request)."""
     return ServiceRequest(EMBEDDING, response.content)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _answer_key(text: str) -> str:
+    # Every look reads every answer's output: hashing each text once keeps a look's cost in
+    # its arithmetic, not in JSON and SHA-256.
+    return ServiceRequest(EMBEDDING, text).key
+
+
+def _answer_output(served: Served, response: LLMResponse) -> Any:
+    """What the answer phase served for the answer's embedding, or why nothing was."""
+    missing = ServiceFailure(f"no {EMBEDDING} output for this answer")
+    return served.get(_answer_key(response.content), missing)
 
 
 def stage_requests(suite: SuiteSpec, responses: Sequence[LLMResponse]) -> list[ServiceRequest]:
@@ -59,7 +73,7 @@ def with_vectors(
     out: list[LLMResponse] = []
     for response in responses:
         if response.prompt_id in compared and not response.errored:
-            vector = served_output(served, answer_request(response))
+            vector = _answer_output(served, response)
             if not isinstance(vector, ServiceFailure):
                 response = response.model_copy(update={"embedding": encode(vector)})
         out.append(response)
@@ -81,7 +95,7 @@ def embedding_info(
     wanted = set(compared)
     for response in responses:
         if response.prompt_id in wanted and not response.errored:
-            output = served_output(served, answer_request(response))
+            output = _answer_output(served, response)
             if isinstance(output, ServiceFailure) and output.reason not in reasons:
                 reasons.append(output.reason)
     vector = None if check is None or isinstance(check, ServiceFailure) else check

@@ -26,6 +26,11 @@ SEMANTIC_KEY = "semantic"
 GATE_Z = 1.645
 """*Changed* needs the shift's lower bound (estimate − this many standard errors) to reach
 ``min_shift``."""
+SAME_MARGIN = 2.0
+"""*Same* rules out a shift of this many ``min_shift`` (0.1 at the defaults, about half of the
+answers moving to another meaning): like the pass-rate *same*, which rules out a large drop,
+sampling stops once a large change is ruled out and does not chase a small one (a shift between
+``min_shift`` and the margin is still *changed* when the answers asked show it)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class MeaningComparisons:
         min_shift: float,
     ) -> None:
         self.min_shift = min_shift
+        self.margin = SAME_MARGIN * min_shift
         self.model_id = model_id
         self._pooled: dict[str, list[tuple[str, EmbeddingInfo | None]]] = {}
         for pid in prompt_ids:
@@ -100,6 +106,9 @@ class MeaningComparisons:
         self._decoded: dict[str, Vector] = {}
         self._mismatches: dict[tuple[object, object], str | None] = {}
         self._pools: dict[tuple[str, object], tuple[list[Vector], str | None]] = {}
+        self._trackers: dict[
+            str, tuple[list[Vector], semantic.ShiftTracker, semantic.WealthTracker]
+        ] = {}
 
     @property
     def size(self) -> int:
@@ -159,18 +168,34 @@ class MeaningComparisons:
             return Decision(
                 Verdict.UNDECIDED, Counts(0, len(pool)), Counts(0, len(vectors)), 1.0, 0.0
             )
-        size = semantic.shift(pool, vectors)
-        wealth = semantic.wealth(pool, vectors, f"{pid}\x00{self._seed}")
+        size, wealth = self._measure(pid, pool, vectors)
         floor = size.estimate - GATE_Z * size.se >= self.min_shift
         evidence = wealth.e_value if floor else 0.0
         if evidence >= bar:
             verdict = Verdict.REGRESSED
-        elif len(answers) >= policy.min_samples and size.upper() < self.min_shift:
+        elif len(answers) >= policy.min_samples and size.upper() < self.margin:
             verdict = Verdict.SAME
         else:
             verdict = Verdict.UNDECIDED
         self.outcomes[pid] = Outcome(shift=size, e_value=evidence)
         return Decision(verdict, Counts(0, len(pool)), Counts(0, len(vectors)), evidence, 0.0)
+
+    def _measure(
+        self, pid: str, pool: list[Vector], vectors: list[Vector]
+    ) -> tuple[semantic.Shift, semantic.Wealth]:
+        """The shift and the wealth of today's vectors, carried over from the last look when
+        its vectors are the start of these (they are, answers arriving in sample order)."""
+        held = self._trackers.get(pid)
+        seen = held[1].current if held is not None else []
+        if held is None or held[0] is not pool or seen != vectors[: len(seen)]:
+            seed = f"{pid}\x00{self._seed}"
+            held = (pool, semantic.ShiftTracker(pool), semantic.WealthTracker(pool, seed))
+            self._trackers[pid] = held
+        _, size, bets = held
+        for vector in vectors[len(size.current) :]:
+            size.add(vector)
+            bets.add(vector)
+        return size.shift(), bets.wealth()
 
     def _pool_for(self, pid: str, today: EmbeddingInfo | None) -> tuple[list[Vector], str | None]:
         """The pooled vectors that count for ``pid`` today, or why none do (once per look's

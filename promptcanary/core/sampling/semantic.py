@@ -20,8 +20,9 @@ space. Pure functions of unit vectors; no I/O. ``docs/statistics.md`` ("Meaning"
 * **min_shift**: the e-value counts only when the estimated shift is at least ``min_shift``
   (``e · 1[shift ≥ min_shift]`` is still an e-value), so answers that say the same thing in other
   words are never "changed", however many answers show that their wording moved. A comparison is
-  *same* once the shift's upper bound (estimate + ``FUTILITY_Z`` standard errors) is below
-  ``min_shift``: a non-binding futility stop, which can only remove rejections.
+  *same* once the shift's upper bound (estimate + ``FUTILITY_Z`` standard errors) is below a
+  margin above ``min_shift`` (:data:`promptcanary.core.sampling.meaning.SAME_MARGIN`): a
+  non-binding futility stop, which can only remove rejections.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ BETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 HOLD_OUT = 3
 """One baseline answer in ``HOLD_OUT`` estimates the baseline centroid; the rest are paired."""
 FUTILITY_Z = 1.28
-"""Standard errors above the estimate that must still be below ``min_shift`` for *same*."""
+"""Standard errors above the estimate that must still be below the margin for *same*."""
 INTERVAL_Z = 1.96
 """The reported interval of the shift: estimate ± this many standard errors (descriptive)."""
 SCALE_REFERENCE = 12
@@ -81,32 +82,66 @@ def _half_shift(cross: float, sq_b: float, nb: int, sq_c: float, nc: int) -> flo
     return 0.5 * (norm_b + norm_c - 2.0 * cross / (nb * nc))
 
 
+class ShiftTracker:
+    """:func:`shift` kept up to date as today's answers arrive: the pool's sums are computed once,
+    an added answer costs one inner product per answer of today's, and a look one per pooled
+    answer (the baseline side of the jackknife)."""
+
+    def __init__(self, baseline: Sequence[Vector]) -> None:
+        self.baseline = list(baseline)
+        dim = len(self.baseline[0]) if self.baseline else 0
+        self._sb = _sum(self.baseline, dim)
+        self._sq_b = _dot(self._sb, self._sb)
+        self._sc = [0.0] * dim
+        self._sq_c = 0.0
+        self._cross = 0.0
+        self.current: list[Vector] = []
+        self._c_sc: list[float] = []
+        self._c_sb: list[float] = []
+
+    def add(self, vector: Vector) -> None:
+        """One more of today's answer vectors."""
+        to_c = [_dot(vector, c) for c in self.current]
+        self._c_sc = [total + d for total, d in zip(self._c_sc, to_c, strict=True)]
+        self._sq_c += 2.0 * math.fsum(to_c) + 1.0
+        self._cross += _dot(vector, self._sb)
+        self._sc = list(map(operator.add, self._sc, vector))
+        self.current.append(vector)
+        self._c_sc.append(math.fsum(to_c) + 1.0)
+        self._c_sb.append(_dot(vector, self._sb))
+
+    def shift(self) -> Shift:
+        """The shift of the answers added so far (see :func:`shift`)."""
+        nb, nc = len(self.baseline), len(self.current)
+        if nb < 2 or nc < 2:
+            raise ValueError("the shift needs at least two vectors a side")
+        sq_b, sq_c, cross = self._sq_b, self._sq_c, self._cross
+        estimate = _half_shift(cross, sq_b, nb, sq_c, nc)
+        variance = 0.0
+        if nb >= 3:
+            # Deleting baseline answer v changes the estimate by a linear function of v,
+            # ⟨v, sc⟩ / ((nb−1) nc) − ⟨v, sb⟩ / ((nb−1)(nb−2)) plus a constant: one inner
+            # product per pooled answer a look, none per added answer.
+            k = nb - 1
+            u = [c / (k * nc) - b / (k * (k - 1)) for c, b in zip(self._sc, self._sb, strict=True)]
+            variance += _jackknife([_dot(v, u) for v in self.baseline])
+        if nc >= 3:
+            variance += _jackknife(
+                [
+                    _half_shift(cross - v_sb, sq_b, nb, sq_c - 2.0 * v_sc + 1.0, nc - 1)
+                    for v_sc, v_sb in zip(self._c_sc, self._c_sb, strict=True)
+                ]
+            )
+        return Shift(estimate, math.sqrt(variance), nb, nc)
+
+
 def shift(baseline: Sequence[Vector], current: Sequence[Vector]) -> Shift:
     """The unbiased estimate of ``½‖μ_c − μ_b‖²`` (U-statistics) and its jackknife error
     (deleting one answer of either side at a time). Needs two vectors a side (else ValueError)."""
-    nb, nc = len(baseline), len(current)
-    if nb < 2 or nc < 2:
-        raise ValueError("the shift needs at least two vectors a side")
-    dim = len(baseline[0])
-    sb, sc = _sum(baseline, dim), _sum(current, dim)
-    sq_b, sq_c, cross = _dot(sb, sb), _dot(sc, sc), _dot(sb, sc)
-    estimate = _half_shift(cross, sq_b, nb, sq_c, nc)
-    variance = 0.0
-    if nb >= 3:
-        variance += _jackknife(
-            [
-                _half_shift(cross - _dot(v, sc), sq_b - 2.0 * _dot(v, sb) + 1.0, nb - 1, sq_c, nc)
-                for v in baseline
-            ]
-        )
-    if nc >= 3:
-        variance += _jackknife(
-            [
-                _half_shift(cross - _dot(v, sb), sq_b, nb, sq_c - 2.0 * _dot(v, sc) + 1.0, nc - 1)
-                for v in current
-            ]
-        )
-    return Shift(estimate, math.sqrt(variance), nb, nc)
+    tracker = ShiftTracker(baseline)
+    for vector in current:
+        tracker.add(vector)
+    return tracker.shift()
 
 
 def _jackknife(leave_one_out: Sequence[float]) -> float:
@@ -188,27 +223,46 @@ def _spread(projections: Sequence[float]) -> float:
     return max(0.01, math.sqrt(2.0) * sd)
 
 
+class WealthTracker:
+    """The betting wealth kept up to date as today's answers arrive, in sample order (see
+    :func:`wealth`): the witness and the bettors' wealth carry over from one look to the next."""
+
+    def __init__(self, baseline: Sequence[Vector], seed: str) -> None:
+        order = pairing_order(len(baseline), seed)
+        held = max(1, len(baseline) // HOLD_OUT)
+        self._queue = [baseline[i] for i in order[held:]]
+        self._witness = _Witness([baseline[i] for i in order[:held]])
+        self._log_wealth = [0.0] * len(BETS)
+        self._pairs = 0
+        self._seen = 0
+
+    def add(self, y: Vector) -> None:
+        """Today's next answer: bet on it against the next unspent baseline answer, if any (later
+        answers still refine the witness)."""
+        witness, t = self._witness, self._seen
+        if t < len(self._queue):
+            stake = witness.stake(y, self._queue[t])
+            if stake is not None:
+                self._log_wealth = [
+                    w + math.log1p(b * stake) for w, b in zip(self._log_wealth, BETS, strict=True)
+                ]
+                self._pairs += 1
+            witness.add(self._queue[t], current=False)
+        witness.add(y, current=True)
+        self._seen += 1
+
+    def wealth(self) -> Wealth:
+        top = max(self._log_wealth)
+        mixed = top + math.log(math.fsum(math.exp(w - top) for w in self._log_wealth) / len(BETS))
+        return Wealth(math.exp(mixed) if mixed < 700.0 else math.inf, self._pairs)
+
+
 def wealth(baseline: Sequence[Vector], current: Sequence[Vector], seed: str) -> Wealth:
     """The test's wealth after today's answers in ``current`` (in sample order); see module doc.
 
     Pairs stop when the pool's paired part is spent; later answers still refine the witness.
     """
-    order = pairing_order(len(baseline), seed)
-    held = max(1, len(baseline) // HOLD_OUT)
-    queue = [baseline[i] for i in order[held:]]
-    witness = _Witness([baseline[i] for i in order[:held]])
-    log_wealth = [0.0] * len(BETS)
-    pairs = 0
-    for t, y in enumerate(current):
-        if t < len(queue):
-            stake = witness.stake(y, queue[t])
-            if stake is not None:
-                log_wealth = [
-                    w + math.log1p(b * stake) for w, b in zip(log_wealth, BETS, strict=True)
-                ]
-                pairs += 1
-            witness.add(queue[t], current=False)
-        witness.add(y, current=True)
-    top = max(log_wealth)
-    mixed = top + math.log(math.fsum(math.exp(w - top) for w in log_wealth) / len(BETS))
-    return Wealth(math.exp(mixed) if mixed < 700.0 else math.inf, pairs)
+    tracker = WealthTracker(baseline, seed)
+    for y in current:
+        tracker.add(y)
+    return tracker.wealth()

@@ -41,13 +41,14 @@ def _run(
     *,
     suite: SuiteSpec | None = None,
     embedder: FakeEmbedder | None = None,
+    samples: int | str = "auto",
 ) -> CanaryRunResult:
     embedder = embedder or FakeEmbedder(vector_of=cluster_vector, dimension=32)
     return asyncio.run(
         run_suite(
             suite or _suite(),
             ClusterProvider(behaviours, rng),
-            RunOptions(samples="auto", show_progress=False),
+            RunOptions(samples=samples, show_progress=False),
             baseline=baseline,
             services=[EmbeddingService(embedder)],
         )
@@ -177,3 +178,23 @@ def test_a_429_storm_on_the_embedding_endpoint_is_inconclusive_not_a_crash(
     # The model's own comparisons are unaffected.
     report = compare(pool, run)
     assert [c for c in report.comparisons if c.probe_key != "semantic" and c.verdict == "same"]
+
+
+def test_a_fixed_number_of_samples_is_compared_in_one_look(pool: BaselineSnapshot) -> None:
+    """``samples: N``: the N answers of each prompt against the pool; a prompt whose answers all
+    moved to another meaning is changed, the others are not."""
+    rng = random.Random(21)
+    moved = {**STEADY, "p0": Behaviour(mixture(0), "all")}
+    rows = _semantic(_run(moved, pool, rng, samples=20), pool)
+    assert set(rows) == {p.id for p in PROMPTS}
+    assert rows["p0"].verdict == "changed" and rows["p0"].regression  # type: ignore[attr-defined]
+    assert rows["p0"].p_adjusted is not None  # type: ignore[attr-defined]
+    assert all(rows[p].verdict != "changed" for p in ("p1", "p2", "p3"))  # type: ignore[attr-defined]
+    steady = _semantic(_run(STEADY, pool, rng, samples=20), pool)
+    assert {r.verdict for r in steady.values()} <= {"same", "inconclusive"}  # type: ignore[attr-defined]
+    assert "same" in {r.verdict for r in steady.values()}  # type: ignore[attr-defined]
+
+
+def test_one_sample_each_is_too_few_to_compare_meaning(pool: BaselineSnapshot) -> None:
+    rows = _semantic(_run(STEADY, pool, random.Random(22), samples=1), pool)
+    assert {r.verdict for r in rows.values()} == {"inconclusive"}  # type: ignore[attr-defined]

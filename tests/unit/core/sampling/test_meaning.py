@@ -75,9 +75,21 @@ def test_no_change_is_same_after_few_answers() -> None:
     meaning = _comparisons(_pool(rng, centre))
     taken = _until_decided(meaning, lambda: _draw(rng, centre), _info())
     (decision,) = meaning.decisions()
-    assert decision.verdict is Verdict.SAME and taken <= 7
+    assert decision.verdict is Verdict.SAME and taken <= 5
     assert meaning.outcomes["p"].shift is not None
-    assert meaning.outcomes["p"].shift.upper() < 0.05
+    assert meaning.outcomes["p"].shift.upper() < meaning.margin == 2 * 0.05
+
+
+def test_same_rules_out_the_margin_not_min_shift() -> None:
+    """A look whose upper bound is between min_shift and the margin stops as *same*: sampling
+    does not chase a change smaller than the margin (as for pass rates)."""
+    rng = random.Random(11)
+    centre = _centre(1)
+    meaning = _comparisons(_pool(rng, centre), min_shift=0.01)
+    meaning.look(_answers([_draw(rng, centre) for _ in range(3)]), _info(), BAR, POLICY)
+    shift = meaning.outcomes["p"].shift
+    assert shift is not None and 0.01 <= shift.upper() < meaning.margin
+    assert meaning.decisions()[0].verdict is Verdict.SAME
 
 
 def test_another_meaning_is_changed() -> None:
@@ -163,3 +175,24 @@ def test_a_prompt_without_pooled_vectors_is_not_in_the_family() -> None:
 
 def test_mismatch_accepts_the_same_model() -> None:
     assert mismatch(_info(), _info()) is None
+
+
+def test_a_look_carried_over_from_earlier_looks_equals_a_fresh_one() -> None:
+    """Each look extends the last look's sums and bets; the outcome is what one look at all the
+    answers gives, and answers that are not the last look's plus new ones start again."""
+    rng = random.Random(12)
+    entries = _pool(rng, _centre(1))
+    today = [_draw(rng, _centre(2)) for _ in range(7)]
+    carried = _comparisons(entries)
+    for n in (3, 4, 5, 7):
+        carried.look(_answers(today[:n]), _info(), BAR, POLICY)
+    fresh = _comparisons(entries)
+    fresh.look(_answers(today), _info(), BAR, POLICY)
+    assert carried.outcomes["p"] == fresh.outcomes["p"]
+    other = [_draw(rng, _centre(1)) for _ in range(7)]
+    restarted = _comparisons(entries)
+    restarted.look(_answers(today[:3]), _info(), BAR * 1e9, POLICY)
+    restarted.look(_answers(other), _info(), BAR * 1e9, POLICY)
+    alone = _comparisons(entries)
+    alone.look(_answers(other), _info(), BAR * 1e9, POLICY)
+    assert restarted.outcomes["p"] == alone.outcomes["p"]
