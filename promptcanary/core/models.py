@@ -513,6 +513,10 @@ class JudgeInfo(BaseModel):
     """The largest share of canary verdicts that may disagree with their expected verdict."""
     capped: int = 0
     """Judge requests not sent because ``max-judge-requests`` was reached."""
+    attenuation: dict[str, float] = Field(default_factory=dict)
+    """probe key → the share of a pass-rate drop that probe's verdicts show, bounded from the
+    canaries' disagreements (``samples: auto`` rules out and chases the shrunk drop); empty
+    without canaries."""
 
     @property
     def votes(self) -> int:

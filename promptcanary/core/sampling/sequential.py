@@ -135,9 +135,11 @@ class Policy:
                 f"got {self.baseline_samples}"
             )
 
-    def next_size(self, n: int) -> int:
-        """Answers a still-undecided prompt should have after the next stage (about +25%)."""
-        return min(self.max_samples, max(self.min_samples, n + max(1, math.ceil(n / 4))))
+    def next_size(self, n: int, limit: int | None = None) -> int:
+        """Answers a still-undecided prompt should have after the next stage (about +25%), up to
+        ``limit`` (``max_samples`` by default)."""
+        cap = self.max_samples if limit is None else limit
+        return min(cap, max(self.min_samples, n + max(1, math.ceil(n / 4))))
 
     def build_size(self, pooled: int, n: int) -> int:
         """Answers today for a prompt whose pool (``pooled`` answers) is being built: first up to
@@ -296,9 +298,12 @@ def log_no_drop_evidence(baseline: Counts, current: Counts, margin: float) -> fl
     return _log_likelihood(current, rate) - _log_likelihood(current, lower)
 
 
-def futile(baseline: Counts, current: Counts, policy: Policy) -> bool:
-    """True when a drop of ``policy.margin`` is ruled out: stop, the comparison is the same."""
-    evidence = log_no_drop_evidence(baseline, current, policy.margin)
+def futile(baseline: Counts, current: Counts, policy: Policy, attenuation: float = 1.0) -> bool:
+    """True when a drop of ``policy.margin`` is ruled out: stop, the comparison is the same.
+
+    ``attenuation``: the share of a pass-rate drop the pass flags show (a scorer that errs
+    shrinks every drop); "same" then rules out the shrunk drop ``margin * attenuation``."""
+    evidence = log_no_drop_evidence(baseline, current, policy.margin * attenuation)
     return evidence >= -math.log(policy.futility_level)
 
 
@@ -320,6 +325,23 @@ def detectable(baseline: Counts, comparisons: int, policy: Policy) -> bool:
     n = policy.max_samples
     current = Counts(_quantile_passes(dropped, n), n)
     return log_e_worse(baseline, current) >= math.log(max(1, comparisons) / policy.alpha)
+
+
+def answers_to_show(
+    baseline: Counts, comparisons: int, policy: Policy, attenuation: float = 1.0
+) -> int:
+    """The ``max-samples`` a comparison needs so that a drop of ``margin * attenuation`` is
+    :func:`detectable` against ``baseline``: ``max_samples`` itself when nothing shrinks the
+    drop, else grown by about 25% at a time, up to ``MAX_SAMPLES_CAP``."""
+    if attenuation >= 1.0 or baseline.n == 0:
+        return policy.max_samples
+    shrunk = replace(policy, margin=policy.margin * attenuation)
+    n = policy.max_samples
+    while n < MAX_SAMPLES_CAP and not detectable(
+        baseline, comparisons, replace(shrunk, max_samples=n)
+    ):
+        n = min(MAX_SAMPLES_CAP, n + max(1, n // 4))
+    return n
 
 
 def answers_to_detect(baseline: Counts, comparisons: int, policy: Policy) -> int | None:
@@ -352,6 +374,9 @@ class Look:
     """Every baseline answer of the prompt had one text, and every answer today had that text."""
     changed: bool = False
     """Every baseline answer had one text, and today's answers (two or more) all had another."""
+    attenuation: float = 1.0
+    """The share of a pass-rate drop the pass flags show (1: they are exact; an LLM judge that
+    errs shows less): "same" rules out a drop of ``margin * attenuation``."""
 
 
 @dataclass(frozen=True)
@@ -395,7 +420,7 @@ def _decide_look(look: Look, bar: float, policy: Policy) -> Decision:
         verdict = Verdict.REGRESSED
     elif better >= bar:
         verdict = Verdict.IMPROVED
-    elif futile(look.baseline, look.current, policy):
+    elif futile(look.baseline, look.current, policy, look.attenuation):
         verdict = Verdict.SAME
     else:
         verdict = Verdict.UNDECIDED
