@@ -959,9 +959,7 @@ def suite_to_yaml(suite: SuiteSpec) -> str:
         data["judge"] = _judge_entry(suite.judge)
         if suite.judge.checks:
             data["judge_checks"] = [_judge_check_entry(c) for c in suite.judge.checks]
-    data["probes"] = [
-        _probe_entry(b, suite.judge) for b in suite.bindings if b.prompt_id is None
-    ]
+    data["probes"] = [_probe_entry(b, suite.judge) for b in suite.bindings if b.prompt_id is None]
     data["prompts"] = [_prompt_entry(suite, p) for p in suite.prompts]
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 

@@ -16,13 +16,13 @@ from typing import Any
 
 from promptcanary.core.models import DEFAULT_JUDGE_TOLERANCE, JudgeCheckResult, JudgeInfo
 from promptcanary.core.probes.llm_judge import JUDGE, LLMJudgeProbe, judge_payload
-from promptcanary.core.run.judge_noise import judged_attenuation
 from promptcanary.core.probes.served import (
     Served,
     ServiceFailure,
     ServiceRequest,
     served_output,
 )
+from promptcanary.core.run.judge_noise import judged_attenuation
 from promptcanary.core.spec import JudgeCheck, JudgeSpec, SuiteSpec
 
 
