@@ -21,6 +21,7 @@ from promptcanary.core.sampling.sequential import (
     Counts,
     Policy,
     Verdict,
+    answers_to_show,
     detectable,
 )
 from tests.unit.core.sampling.test_pool import _run
@@ -321,3 +322,34 @@ def test_comparison_fields_of_a_regression_and_an_undecided_one() -> None:
     open_ = comparison_fields(undecided)
     assert open_["verdict"] == "inconclusive" and open_["regression"] is False
     assert open_["e_value"] == 3.0  # the pass rate went up: the evidence shown is for "better"
+
+
+def _run_to_the_end(seq: Sequencer, pattern: list[bool], shrunk: dict[str, float] | None) -> int:
+    seq.first_targets(["a"])
+    n = 3
+    while targets := seq.look(*_answers("a", (pattern * 100)[:n]), attenuation=shrunk):
+        n = targets["a"]
+    return n
+
+
+def test_a_shrunk_drop_is_chased_past_max_samples() -> None:
+    # Baseline 0.8, answers at 0.6: as a judge hiding part of every drop would show a real
+    # one. Exact pass flags stop at max_samples; shrunk ones ask until such a drop would show.
+    pattern = [True, True, True, False, False]
+    exact = Sequencer({"a": _pooled(160, 200)}, POLICY)
+    assert _run_to_the_end(exact, pattern, None) == POLICY.max_samples
+    assert exact.finish()[("a", "p")].verdict is Verdict.UNDECIDED
+    shrunk = Sequencer({"a": _pooled(160, 200)}, POLICY)
+    n = _run_to_the_end(shrunk, pattern, {"p": 0.5})
+    limit = answers_to_show(Counts(160, 200), 1, POLICY, 0.5)
+    assert POLICY.max_samples < n <= limit
+    assert shrunk.finish()[("a", "p")].verdict is Verdict.REGRESSED
+
+
+def test_an_attenuation_of_one_changes_nothing() -> None:
+    pattern = [True, True, True, False]
+    plain = Sequencer({"a": _pooled(19, 20)}, POLICY)
+    exact = Sequencer({"a": _pooled(19, 20)}, POLICY)
+    assert _run_to_the_end(plain, pattern, None) == _run_to_the_end(exact, pattern, {"p": 1.0})
+    assert plain.finish() == exact.finish()
+
