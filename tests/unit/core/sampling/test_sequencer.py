@@ -353,3 +353,38 @@ def test_an_attenuation_of_one_changes_nothing() -> None:
     assert _run_to_the_end(plain, pattern, None) == _run_to_the_end(exact, pattern, {"p": 1.0})
     assert plain.finish() == exact.finish()
 
+
+def test_decide_run_replays_with_the_runs_attenuation() -> None:
+    from promptcanary.core.models import (
+        AdaptiveSampling,
+        BaselineSnapshot,
+        CanaryRunResult,
+        JudgeInfo,
+        Provenance,
+        ProviderConfig,
+    )
+
+    pattern = [True, True, True, False, False]  # 0.6 against a baseline of 0.8
+
+    def run(outcomes: list[bool], provenance: Provenance, run_id: str) -> CanaryRunResult:
+        results, responses = _answers("a", outcomes)
+        return CanaryRunResult(
+            run_id=run_id, suite_name="s", provider=ProviderConfig(model_id="m"),
+            probe_results=results, llm_responses=responses, provenance=provenance,
+        )  # fmt: skip
+
+    snapshot = BaselineSnapshot.of_run(run([True] * 160 + [False] * 40, Provenance(), "base"))
+    info = AdaptiveSampling(min_samples=3, max_samples=12)
+    live = Sequencer({"a": _pooled(160, 200)}, POLICY)
+    n = _run_to_the_end(live, pattern, {"p": 0.5})
+    judge = JudgeInfo(attenuation={"p": 0.5})
+    recorded = run((pattern * 100)[:n], Provenance(adaptive=info, judge=judge), "judged")
+    decided = decide_run(snapshot, 1, recorded)
+    assert decided is not None
+    assert decided.decisions == live.finish()
+    assert decided.decisions[("a", "p")].current.n == n > POLICY.max_samples
+    # Without the attenuation the same recording is replayed as exact pass flags: 12 answers.
+    plain = decide_run(
+        snapshot, 1, recorded.model_copy(update={"provenance": Provenance(adaptive=info)})
+    )
+    assert plain is not None and plain.decisions[("a", "p")].current.n == POLICY.max_samples
