@@ -7,8 +7,8 @@ phase, ``samples: auto`` and the action's defaults: pool of 20, e-BH at 5%) and 
 (``tests/fakes/judge_server.JudgeProvider``: no network).
 
 * The suite: 4 prompts, one ``llm_judge`` rubric probe on each, and 4 canaries (2 expected to
-  pass, 2 to fail) asked ``check_votes`` times each (default 15). Their disagreements give the judged comparisons their attenuation
-  (``promptcanary.core.run.judge_noise``).
+  pass, 2 to fail) asked ``check_votes`` times each (default 15). Their disagreements give
+  the judged comparisons their attenuation (``promptcanary.core.run.judge_noise``).
 * The model: each answer is a distinct text that is good (passes the rubric) with probability
   0.9. "Worse on one prompt": that prompt's answers are good with probability 0.5.
 * The judge: its verdicts are flipped at random with probability ``flip`` (10% and 20%). "The
