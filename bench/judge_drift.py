@@ -51,7 +51,7 @@ from promptcanary.core.verdict.evaluate import Evaluation, EvaluationPolicy, eva
 from tests.fakes.judge_server import JudgeFactory, JudgePolicy, JudgeProvider
 
 RUNS = int(os.environ.get("JUDGE_DRIFT_RUNS", "200"))
-SEED = 20261202
+SEED = int(os.environ.get("JUDGE_DRIFT_SEED", "20261202"))
 PROMPTS = ("p0", "p1", "p2", "p3")
 WORSE = "p0"
 GOOD_RATE, WORSE_RATE = 0.9, 0.5

@@ -479,10 +479,11 @@ class PoolEntry(BaseModel):
     """prompt id → probe key → summary."""
 
 
-DEFAULT_JUDGE_TOLERANCE = 0.35
+DEFAULT_JUDGE_TOLERANCE = 0.4
 """``judge: tolerance`` by default: the share of the canaries' verdicts that may disagree with
 their expected verdict before a run's judged comparisons are inconclusive (bench/judge_drift.py
-measures the error rates at this value)."""
+measures the error rates at this value: a steady judge flipping one verdict in five stays under
+it in about 98% of runs at 15 votes a canary, a stricter one is caught in over 95%)."""
 
 
 class JudgeCheckResult(BaseModel):
