@@ -7,7 +7,8 @@ phase, ``samples: auto`` and the action's defaults: pool of 20, e-BH at 5%) and 
 (``tests/fakes/judge_server.JudgeProvider``: no network).
 
 * The suite: 4 prompts, one ``llm_judge`` rubric probe on each, and 4 canaries (2 expected to
-  pass, 2 to fail) asked ``check_votes`` times each (default 10).
+  pass, 2 to fail) asked ``check_votes`` times each (default 15). Their disagreements give
+  the judged comparisons their attenuation (``promptcanary.core.run.judge_noise``).
 * The model: each answer is a distinct text that is good (passes the rubric) with probability
   0.9. "Worse on one prompt": that prompt's answers are good with probability 0.5.
 * The judge: its verdicts are flipped at random with probability ``flip`` (10% and 20%). "The
@@ -20,7 +21,7 @@ runs the unchanged model, the worse model and the updated judge against the same
 unchanged run may be promoted. Columns: a regression reported (any), the worse prompt caught,
 "judge changed" reported.
 
-    JUDGE_DRIFT_RUNS=200 .venv/bin/python bench/judge_drift.py      # ~N min, see README
+    JUDGE_DRIFT_RUNS=100 .venv/bin/python bench/judge_drift.py   # ~40 min on 2 busy cores
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from promptcanary.core.verdict.evaluate import Evaluation, EvaluationPolicy, eva
 from tests.fakes.judge_server import JudgeFactory, JudgePolicy, JudgeProvider
 
 RUNS = int(os.environ.get("JUDGE_DRIFT_RUNS", "200"))
-SEED = 20261202
+SEED = int(os.environ.get("JUDGE_DRIFT_SEED", "20261202"))
 PROMPTS = ("p0", "p1", "p2", "p3")
 WORSE = "p0"
 GOOD_RATE, WORSE_RATE = 0.9, 0.5

@@ -7,9 +7,28 @@ PromptCanary 0.2.2's top level (probes, reporters, registry functions) are all h
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from promptcanary._lazy import lazy_exports
+from promptcanary.core.run import default_services
+
+if TYPE_CHECKING:
+    from promptcanary.core.models import BaselineSnapshot
+    from promptcanary.core.run.answer_phase import AnswerService
+    from promptcanary.core.spec import SuiteSpec
 
 __version__ = "0.1.0"
+
+
+def _litellm_services(suite: SuiteSpec, baseline: BaselineSnapshot | None) -> list[AnswerService]:
+    """What ``CanarySuite.run`` uses when given no services: the embedding model and the judge
+    the suite names, through LiteLLM (imported here, when a suite asks, not at import)."""
+    from promptcanary.providers.factory import judge_services_for, services_for
+
+    return [*services_for(suite), *judge_services_for(suite, baseline=baseline)]
+
+
+default_services.install(_litellm_services)
 
 _EXPORTS = {
     "BaseProbe": "promptcanary.core.probes",

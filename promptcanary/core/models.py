@@ -479,10 +479,11 @@ class PoolEntry(BaseModel):
     """prompt id → probe key → summary."""
 
 
-DEFAULT_JUDGE_TOLERANCE = 0.35
+DEFAULT_JUDGE_TOLERANCE = 0.4
 """``judge: tolerance`` by default: the share of the canaries' verdicts that may disagree with
 their expected verdict before a run's judged comparisons are inconclusive (bench/judge_drift.py
-measures the error rates at this value)."""
+measures the error rates at this value: a steady judge flipping one verdict in five stays under
+it in about 98% of runs at 15 votes a canary, a stricter one is caught in over 95%)."""
 
 
 class JudgeCheckResult(BaseModel):
@@ -513,6 +514,10 @@ class JudgeInfo(BaseModel):
     """The largest share of canary verdicts that may disagree with their expected verdict."""
     capped: int = 0
     """Judge requests not sent because ``max-judge-requests`` was reached."""
+    attenuation: dict[str, float] = Field(default_factory=dict)
+    """probe key → the share of a pass-rate drop that probe's verdicts show, bounded from the
+    canaries' disagreements (``samples: auto`` rules out and chases the shrunk drop); empty
+    without canaries."""
 
     @property
     def votes(self) -> int:

@@ -165,8 +165,11 @@ class SemanticDriftSpec:
         return {"api_base": self.api_base} if self.api_base else {}
 
 
-DEFAULT_CHECK_VOTES = 10
-"""``judge: check_votes`` by default: how many times each canary is asked (distinct seeds)."""
+DEFAULT_CHECK_VOTES = 15
+"""``judge: check_votes`` by default: how many times each canary is asked (distinct seeds). The
+canaries measure the judge's error rates (:mod:`promptcanary.core.run.judge_noise`): 30 votes a
+kind (4 canaries) keep a judge flipping one verdict in five under the tolerance in about 95% of
+runs."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 from promptcanary.core.config.schema import load_suite, suite_to_yaml
 from promptcanary.core.models import (
+    BaselineSnapshot,
     CanaryPrompt,
     CanaryRunResult,
     LLMResponse,
@@ -20,6 +21,7 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.core.probes.registry import ProbeRegistry
+from promptcanary.core.run import default_services
 from promptcanary.core.run.answer_phase import AnswerService
 from promptcanary.core.run.options import RunOptionError, RunOptions
 from promptcanary.core.run.provider import BaseLLMProvider
@@ -57,7 +59,7 @@ class CanarySuite(SuiteSpec):
         show_progress: bool = True,
         samples: Samples | None = None,
         baseline: Baseline | None = None,
-        services: Sequence[AnswerService] = (),
+        services: Sequence[AnswerService] | None = None,
         **options: Any,
     ) -> CanaryRunResult:
         """Run all prompts against the provider, apply all probes, return results.
@@ -67,11 +69,15 @@ class CanarySuite(SuiteSpec):
         ``baseline`` (a snapshot, or a list of snapshots = the pool) is decided. ``options`` are
         further :class:`RunOptions` fields (``min_samples``, ``max_samples``, ``baseline_pool``,
         ``concurrency``, ``timeout``, ``max_retries``, ``record``, ``git_sha``, ``git_ref``,
-        ``shard``). ``services`` are the answer services the suite needs (for ``semantic_drift:``
-        an embedding model: ``promptcanary.providers.factory.services_for(suite)``).
+        ``shard``). ``services`` are the answer services the suite needs; by default (``None``)
+        those it names, through LiteLLM: the embedding model of ``semantic_drift:`` and the
+        judge of its ``llm_judge`` probes and ``judge_checks:`` (pairwise probes compare with the
+        newest snapshot of ``baseline``). Pass ``[]`` to run without them (their results are
+        errored).
         """
         given = _run_options(temperature, max_tokens, seed, show_progress, samples, options)
-        return run_suite_blocking(self, provider, given, baseline=baseline, services=services)
+        chosen = self._services(baseline) if services is None else services
+        return run_suite_blocking(self, provider, given, baseline=baseline, services=chosen)
 
     async def arun(
         self,
@@ -83,12 +89,21 @@ class CanarySuite(SuiteSpec):
         show_progress: bool = True,
         samples: Samples | None = None,
         baseline: Baseline | None = None,
-        services: Sequence[AnswerService] = (),
+        services: Sequence[AnswerService] | None = None,
         **options: Any,
     ) -> CanaryRunResult:
         """The asynchronous form of :meth:`run`."""
         given = _run_options(temperature, max_tokens, seed, show_progress, samples, options)
-        return await run_suite(self, provider, given, baseline=baseline, services=services)
+        chosen = self._services(baseline) if services is None else services
+        return await run_suite(self, provider, given, baseline=baseline, services=chosen)
+
+    def _services(self, baseline: Baseline | None) -> list[AnswerService]:
+        """The answer services the suite names (built by the installed factory: LiteLLM)."""
+        if baseline is None or isinstance(baseline, BaselineSnapshot):
+            newest = baseline
+        else:
+            newest = baseline[0] if baseline else None  # a pool is given newest first
+        return default_services.services_for(self, newest)
 
     # ── YAML ─────────────────────────────────────────────────────────────────
 

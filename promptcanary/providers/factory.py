@@ -17,6 +17,7 @@ from promptcanary.core.run.answer_phase import AnswerService
 from promptcanary.core.run.provider import BaseLLMProvider
 
 if TYPE_CHECKING:
+    from promptcanary.core.models import BaselineSnapshot
     from promptcanary.core.spec import ModelSpec, SuiteSpec
 
 REPLAY_PREFIX = "replay:"
@@ -136,3 +137,23 @@ def services_for(suite: SuiteSpec) -> list[AnswerService]:
     service = EmbeddingService(LiteLLMEmbedder(model, **params))
     service.check_environment()
     return [service]
+
+
+def judge_services_for(
+    suite: SuiteSpec,
+    *,
+    base_dir: Path | None = None,
+    baseline: BaselineSnapshot | None = None,
+) -> list[AnswerService]:
+    """The LLM judge a suite names (``llm_judge`` probes, ``judge_checks:``) through LiteLLM,
+    priced by LiteLLM's cost map; none when the suite judges nothing. Pairwise probes compare
+    with ``baseline``'s answers."""
+    from promptcanary.core.run.judge import judge_services
+    from promptcanary.providers.litellm import cost_usd
+
+    return judge_services(
+        suite,
+        lambda model, params: make_provider(model, params, base_dir=base_dir),
+        baseline=baseline,
+        cost=cost_usd,
+    )

@@ -18,6 +18,7 @@ from promptcanary.core.models import CanaryRunResult
 from promptcanary.core.run.judge import JudgeCache, judge_services
 from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.runner import run_suite
+from promptcanary.core.suite import CanarySuite
 from promptcanary.providers.factory import make_provider
 from tests.fakes.judge_server import JUDGE_SYSTEM_MARK, JudgePolicy, blocks, judge_server
 from tests.fakes.llm_server import FakeLLMServer
@@ -148,3 +149,30 @@ def test_the_cap_leaves_the_rest_unjudged_and_counts_it(judge: FakeLLMServer) ->
     # The canaries go first: the cap leaves the judge checked before it judges answers.
     assert len(info.checks[0].verdicts) == 3
     assert errored and all(r.errored for r in errored)
+
+
+def test_the_python_api_judges_with_the_judge_the_suite_names(
+    judge: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-judge")  # the judge's key, as a user sets it
+    suite = suite_from_text(suite_text(judge.url), suite_class=CanarySuite)
+    result = suite.run(FakeProvider("fake/model", dict(ANSWERS)), samples=1, show_progress=False)
+
+    results = by_prompt(result)
+    assert results["good"].passed and not results["good"].errored
+    assert not results["poor"].passed and not results["poor"].errored
+    sent = [r for r in judge.requests if JUDGE_SYSTEM_MARK in r["system"]]
+    assert len(sent) == len(ANSWERS) + 5  # every answer and the five canary votes were judged
+    info = result.provenance.judge
+    assert info is not None and [c.verdicts for c in info.checks] == [["pass"] * 5]
+    (usage,) = result.services
+    assert usage.service == "judge" and usage.requests == len(sent)
+
+
+def test_the_python_api_runs_without_a_judge_when_told(judge: FakeLLMServer) -> None:
+    suite = suite_from_text(suite_text(judge.url), suite_class=CanarySuite)
+    result = suite.run(
+        FakeProvider("fake/model", dict(ANSWERS)), samples=1, show_progress=False, services=[]
+    )
+    assert judge.request_count == 0
+    assert all(r.errored for r in result.probe_results)

@@ -876,7 +876,7 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _probe_entry(binding: ProbeBinding) -> dict[str, Any]:
+def _probe_entry(binding: ProbeBinding, judge: JudgeSpec | None = None) -> dict[str, Any]:
     probe = binding.probe
     entry: dict[str, Any] = {"type": probe.probe_id}
     if binding.key != probe_key_for(probe):
@@ -886,8 +886,44 @@ def _probe_entry(binding: ProbeBinding) -> dict[str, Any]:
         # params() is the instance's public state; only constructor keywords can be written back.
         if accepted is None or (name in accepted and not _is_default(accepted[name], value)):
             entry[name] = _plain(value)
+    if isinstance(probe, LLMJudgeProbe):
+        entry.update(_judge_probe_keys(probe, judge))
     if binding.apply_to_tags:
         entry["apply_to"] = {"tags": list(binding.apply_to_tags)}
+    return entry
+
+
+def _judge_probe_keys(probe: LLMJudgeProbe, judge: JudgeSpec | None) -> dict[str, Any]:
+    """The judge keys a probe must spell out: those the suite's `judge:` block would set
+    otherwise (they are left out of ``params()``, which keys the probe)."""
+    inherited = (judge.model, judge.api_base, judge.judge_samples) if judge else (None, None, 1)
+    own = (probe.judge_model, probe.api_base, probe.judge_samples)
+    names = ("judge_model", "api_base", "judge_samples")
+    pairs = zip(names, own, inherited, strict=True)
+    return {name: mine for name, mine, theirs in pairs if mine != theirs}
+
+
+def _judge_entry(judge: JudgeSpec) -> dict[str, Any]:
+    """The `judge:` block, without the keys at their defaults."""
+    default = JudgeSpec(model=judge.model)
+    entry: dict[str, Any] = {"model": judge.model}
+    for name in ("api_base", "judge_samples", "max_requests", "tolerance", "check_votes"):
+        if getattr(judge, name) != getattr(default, name):
+            entry[name] = getattr(judge, name)
+    if judge.structured != default.structured:
+        entry["structured"] = judge.structured
+    return entry
+
+
+def _judge_check_entry(check: JudgeCheck) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "prompt": check.prompt,
+        "answer": check.answer,
+        "expected": check.expected,
+        "rubric": check.rubric,
+    }
+    if check.context is not None:
+        entry["context"] = check.context
     return entry
 
 
@@ -919,7 +955,11 @@ def suite_to_yaml(suite: SuiteSpec) -> str:
         data["defaults"] = defaults
     if suite.semantic_drift is not None:
         data["semantic_drift"] = _semantic_drift_entry(suite.semantic_drift)
-    data["probes"] = [_probe_entry(b) for b in suite.bindings if b.prompt_id is None]
+    if suite.judge is not None:
+        data["judge"] = _judge_entry(suite.judge)
+        if suite.judge.checks:
+            data["judge_checks"] = [_judge_check_entry(c) for c in suite.judge.checks]
+    data["probes"] = [_probe_entry(b, suite.judge) for b in suite.bindings if b.prompt_id is None]
     data["prompts"] = [_prompt_entry(suite, p) for p in suite.prompts]
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
@@ -952,7 +992,9 @@ def _prompt_entry(suite: SuiteSpec, prompt: CanaryPrompt) -> dict[str, Any]:
         "expected_keywords": list(prompt.expected_keywords),
         "response_format": _plain(prompt.response_format) if prompt.response_format else None,
         "metadata": _plain(prompt.metadata),
-        "probes": [_probe_entry(b) for b in suite.bindings if b.prompt_id == prompt.id],
+        "probes": [
+            _probe_entry(b, suite.judge) for b in suite.bindings if b.prompt_id == prompt.id
+        ],
     }
     entry.update({k: v for k, v in optional.items() if v})
     if prompt.tools is not None:  # an empty list differs from none in the suite hash

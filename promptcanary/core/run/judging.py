@@ -4,7 +4,8 @@
 each of them ``check_votes`` times (distinct seeds; cached like any verdict, so an unchanged
 judge costs them once per pull request). :func:`judge_info` records, with the run and so with
 the baseline it may become, the judge models and ``system_fingerprint`` s that answered, the
-canaries' verdicts, the tolerance and how many requests the cap refused; the verdict stage
+canaries' verdicts, the tolerance, how many requests the cap refused and how much of a drop
+the judged comparisons show (:mod:`promptcanary.core.run.judge_noise`); the verdict stage
 (:mod:`promptcanary.core.verdict.judging`) compares it with the baseline's.
 """
 
@@ -21,6 +22,7 @@ from promptcanary.core.probes.served import (
     ServiceRequest,
     served_output,
 )
+from promptcanary.core.run.judge_noise import judged_attenuation
 from promptcanary.core.spec import JudgeCheck, JudgeSpec, SuiteSpec
 
 
@@ -87,6 +89,7 @@ def judge_info(suite: SuiteSpec, served: Served, capped: int = 0) -> JudgeInfo |
         checks=checks,
         tolerance=judge.tolerance if judge else DEFAULT_JUDGE_TOLERANCE,
         capped=capped,
+        attenuation=judged_attenuation(suite, checks),
     )
 
 

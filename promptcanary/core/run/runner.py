@@ -312,8 +312,11 @@ async def answer_adaptive(asking: _Asking, baseline: Baseline | None) -> Adaptiv
         results.extend(scored)
         asked.update(targets)
         today = embedding_info(suite, responses, asking.phase.served)
+        # The canaries answered with stage 1: how much of a drop the judged comparisons show.
+        judge = judge_info(suite, asking.phase.served)
+        shrunk = judge.attenuation if judge is not None else None
         stopped = stop is not None and stop.is_set()
-        targets = {} if stopped else sequencer.look(results, responses, today)
+        targets = {} if stopped else sequencer.look(results, responses, today, shrunk)
         if bar:
             _stage_line(asking.stream, stage, len(jobs), len(responses), len(targets))
     order = {pid: n for n, pid in enumerate(ids)}

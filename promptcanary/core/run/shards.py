@@ -23,9 +23,13 @@ from promptcanary.core.models import (
     AdaptiveSampling,
     CanaryPrompt,
     CanaryRunResult,
+    EmbeddingInfo,
+    JudgeCheckResult,
+    JudgeInfo,
     LLMResponse,
     ProbeResult,
     Provenance,
+    ServiceUsage,
 )
 
 _SHARD_RE = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
@@ -123,10 +127,74 @@ def _procedure(record: AdaptiveSampling | None) -> Hashable:
     return tuple(sorted((k, v) for k, v in record.model_dump().items() if k not in spent))
 
 
+def _merged_judge(infos: Sequence[JudgeInfo]) -> JudgeInfo:
+    """The legs' judges as one run's: every model and fingerprint that answered, every leg's
+    canary votes (each leg asks them all), the requests the caps refused summed, and per probe
+    the smallest attenuation (the noisiest leg's canaries bound what a drop may hide)."""
+    checks: dict[int, JudgeCheckResult] = {}
+    for check in (c for info in infos for c in info.checks):
+        seen = checks.get(check.index)
+        checks[check.index] = check if seen is None else seen.model_copy(
+            update={
+                "verdicts": [*seen.verdicts, *check.verdicts],
+                "errors": sorted({*seen.errors, *check.errors}),
+            }
+        )  # fmt: skip
+    attenuation: dict[str, float] = {}
+    for info in infos:
+        for key, value in info.attenuation.items():
+            attenuation[key] = min(value, attenuation.get(key, value))
+    return infos[0].model_copy(
+        update={
+            "models": sorted({m for info in infos for m in info.models}),
+            "fingerprints": sorted({f for info in infos for f in info.fingerprints}),
+            "checks": [checks[i] for i in sorted(checks)],
+            "capped": sum(info.capped for info in infos),
+            "attenuation": attenuation,
+        }
+    )
+
+
+def _merged_embedding(infos: Sequence[EmbeddingInfo]) -> EmbeddingInfo:
+    """The legs' embedding records as one: the first leg's model and check, every leg's errors."""
+    errors = list(dict.fromkeys(e for info in infos for e in info.errors))
+    return infos[0].model_copy(update={"errors": errors})
+
+
+def merged_services(runs: Sequence[CanaryRunResult]) -> list[ServiceUsage]:
+    """What the answer services cost the legs, summed per (service, model) in first-seen order;
+    a cost unknown on one leg is unknown for the whole."""
+    merged: dict[tuple[str, str], ServiceUsage] = {}
+    for usage in (u for run in runs for u in run.services):
+        key = (usage.service, usage.model_id)
+        seen = merged.get(key)
+        if seen is None:
+            merged[key] = usage
+            continue
+        costs = (seen.cost_usd, usage.cost_usd)
+        merged[key] = seen.model_copy(
+            update={
+                "requests": seen.requests + usage.requests,
+                "items": seen.items + usage.items,
+                "tokens": seen.tokens + usage.tokens,
+                "errors": seen.errors + usage.errors,
+                "cost_usd": None if None in costs else sum(c for c in costs if c is not None),
+            }
+        )
+    return list(merged.values())
+
+
 def _merged_provenance(runs: Sequence[CanaryRunResult]) -> Provenance:
-    """The first leg's provenance as one job's: no shard; what ``auto`` spent, summed."""
+    """The first leg's provenance as one job's: no shard; what ``auto`` spent, summed; the
+    judge's and the embedding model's records of every leg."""
     first = runs[0].provenance
     update: dict[str, object] = {"shard": None}
+    judges = [r.provenance.judge for r in runs if r.provenance.judge is not None]
+    if judges:
+        update["judge"] = _merged_judge(judges)
+    embeddings = [r.provenance.embedding for r in runs if r.provenance.embedding is not None]
+    if embeddings:
+        update["embedding"] = _merged_embedding(embeddings)
     records = [r.provenance.adaptive for r in runs if r.provenance.adaptive is not None]
     if records:
         update["samples"] = max(r.provenance.samples for r in runs)
@@ -276,4 +344,5 @@ def merge_runs(parts: Sequence[RunPart]) -> CanaryRunResult:
         started_at=min(p.run.started_at for p in ordered),
         finished_at=None if None in finished else max(f for f in finished if f is not None),
         provenance=_merged_provenance([p.run for p in ordered]),
+        services=merged_services([p.run for p in ordered]),
     )

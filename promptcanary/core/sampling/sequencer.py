@@ -34,6 +34,7 @@ from promptcanary.core.sampling.sequential import (
     Policy,
     Verdict,
     answers_to_detect,
+    answers_to_show,
     detectable,
     finish,
     step,
@@ -173,6 +174,8 @@ class Sequencer:
         self.decisions: list[Decision | None] = []
         # Stages planned so far: the runner numbers its stages by it and records the count.
         self.stages = 0
+        self.attenuation: dict[str, float] = {}
+        self._limits: dict[tuple[str, Counts, float], int] = {}
 
     def _builds(self, pid: str) -> bool:
         pool = self.pooled.get(pid)
@@ -199,10 +202,15 @@ class Sequencer:
         results: Iterable[ProbeResult],
         responses: Iterable[LLMResponse],
         embedding: EmbeddingInfo | None = None,
+        attenuation: Mapping[str, float] | None = None,
     ) -> dict[str, int]:
         """Judge everything scored so far; the next stage's answer targets (empty: done).
 
-        ``embedding``: today's embedding model (for the meaning comparisons)."""
+        ``embedding``: today's embedding model (for the meaning comparisons). ``attenuation``:
+        probe key → the share of a drop its pass flags show, for scorers that err (an LLM
+        judge); such a comparison rules out the shrunk drop and may ask more answers to show it
+        (:func:`~promptcanary.core.sampling.sequential.answers_to_show`)."""
+        self.attenuation = dict(attenuation or {})
         responses = list(responses)
         # An errored answer stops a prompt's building: a run with errors is not promoted, and
         # an outage must not be multiplied by baseline_samples.
@@ -225,10 +233,11 @@ class Sequencer:
         family = len(looks) + (self.meaning.size if self.meaning is not None else 0)
         self.decisions = list(step(self.decisions, looks, self.policy, family))
         targets: dict[str, int] = {}
-        for (pid, _), decision in zip(self.keys, self.decisions, strict=True):
+        for (pid, key), look, decision in zip(self.keys, looks, self.decisions, strict=True):
             n = answered.get(pid, 0)
-            if decision is not None and not decision.decided and n < self.policy.max_samples:
-                targets[pid] = self.policy.next_size(n)
+            limit = self._limit(key, look, family)
+            if decision is not None and not decision.decided and n < limit:
+                targets[pid] = max(targets.get(pid, 0), self.policy.next_size(n, limit))
         # ── meaning (semantic_drift): an open meaning comparison asks more answers too ──
         if self.meaning is not None:
             bar = family / self.policy.alpha
@@ -280,7 +289,20 @@ class Sequencer:
             baseline_runs=tuple(c.n for c in runs),
             anchor=sum(oldest, Counts(0, 0)) if oldest else None,
             anchor_runs=tuple(c.n for c in oldest),
+            attenuation=self.attenuation.get(key, 1.0),
         )  # fmt: skip
+
+    def _limit(self, key: str, look: Look, family: int) -> int:
+        """The most answers the comparison may ask: ``max_samples``, or more when its pass
+        flags shrink a drop (the pool and the attenuation are fixed during a run: computed once)."""
+        if look.attenuation >= 1.0:
+            return self.policy.max_samples
+        memo = (key, look.baseline, look.attenuation)
+        if memo not in self._limits:
+            self._limits[memo] = answers_to_show(
+                look.baseline, family, self.policy, look.attenuation
+            )
+        return self._limits[memo]
 
     def finish(self) -> dict[Key, Decision]:
         """The final decision of every comparison (e-BH over the suite)."""
@@ -317,6 +339,7 @@ def replay(
     responses: Sequence[LLMResponse],
     meaning: MeaningComparisons | None = None,
     embedding: EmbeddingInfo | None = None,
+    attenuation: Mapping[str, float] | None = None,
 ) -> tuple[dict[Key, Decision], int]:
     """The decisions an adaptive run reached, recomputed from its recorded answers.
 
@@ -330,7 +353,7 @@ def replay(
     while True:
         seen_results = [r for r in results if r.sample < asked.get(r.prompt_id, 0)]
         seen_responses = [r for r in responses if r.sample < asked.get(r.prompt_id, 0)]
-        targets = seq.look(seen_results, seen_responses, embedding)
+        targets = seq.look(seen_results, seen_responses, embedding, attenuation)
         if not targets or all(asked.get(p, 0) >= n for p, n in targets.items()):
             break  # done, or the recording ends before the run did
         asked.update(targets)
@@ -382,6 +405,7 @@ def decide_run(baseline: Baseline, size: int, run: CanaryRunResult) -> RunDecisi
         if today is not None
         else None
     )
+    judge = run.provenance.judge
     decisions, stages = replay(
         pooled.prompts,
         policy,
@@ -390,6 +414,7 @@ def decide_run(baseline: Baseline, size: int, run: CanaryRunResult) -> RunDecisi
         run.llm_responses,
         meaning,
         today,
+        judge.attenuation if judge is not None else None,
     )
     return RunDecisions(decisions, pooled, stages, policy, meaning)
 

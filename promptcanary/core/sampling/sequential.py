@@ -139,9 +139,11 @@ class Policy:
                 f"got {self.baseline_samples}"
             )
 
-    def next_size(self, n: int) -> int:
-        """Answers a still-undecided prompt should have after the next stage (about +25%)."""
-        return min(self.max_samples, max(self.min_samples, n + max(1, math.ceil(n / 4))))
+    def next_size(self, n: int, limit: int | None = None) -> int:
+        """Answers a still-undecided prompt should have after the next stage (about +25%), up to
+        ``limit`` (``max_samples`` by default)."""
+        cap = self.max_samples if limit is None else limit
+        return min(cap, max(self.min_samples, n + max(1, math.ceil(n / 4))))
 
     def build_size(self, pooled: int, n: int) -> int:
         """Answers today for a prompt whose pool (``pooled`` answers) is being built: first up to
@@ -300,30 +302,57 @@ def log_no_drop_evidence(baseline: Counts, current: Counts, margin: float) -> fl
     return _log_likelihood(current, rate) - _log_likelihood(current, lower)
 
 
-def futile(baseline: Counts, current: Counts, policy: Policy) -> bool:
-    """True when a drop of ``policy.margin`` is ruled out: stop, the comparison is the same."""
-    evidence = log_no_drop_evidence(baseline, current, policy.margin)
+def futile(baseline: Counts, current: Counts, policy: Policy, attenuation: float = 1.0) -> bool:
+    """True when a drop of ``policy.margin`` is ruled out: stop, the comparison is the same.
+
+    ``attenuation``: the share of a pass-rate drop the pass flags show (a scorer that errs
+    shrinks every drop); "same" then rules out the shrunk drop ``margin * attenuation``."""
+    evidence = log_no_drop_evidence(baseline, current, policy.margin * attenuation)
     return evidence >= -math.log(policy.futility_level)
 
 
-def _quantile_passes(rate: float, n: int) -> int:
-    """About the 90th percentile of passes in ``n`` answers at ``rate`` (normal approximation)."""
-    spread = 1.2816 * math.sqrt(n * rate * (1 - rate))
+Z_90, Z_97 = 1.2816, 2.0
+"""Normal quantiles: about the 90th and the 97.7th percentile."""
+
+
+def _quantile_passes(rate: float, n: int, z: float = Z_90) -> int:
+    """About the percentile ``z`` of passes in ``n`` answers at ``rate`` (normal approximation)."""
+    spread = z * math.sqrt(n * rate * (1 - rate))
     return min(n, math.ceil(rate * n + spread))
 
 
-def detectable(baseline: Counts, comparisons: int, policy: Policy) -> bool:
+def detectable(baseline: Counts, comparisons: int, policy: Policy, z: float = Z_90) -> bool:
     """Whether ``baseline`` can show a drop of ``margin`` from its rate in ``max_samples`` answers:
-    the e-value at the 90th percentile of passes after such a drop reaches e-BH's bar for one
-    discovery among ``comparisons``. A rate below ``margin`` cannot drop by it: detectable."""
+    the e-value at the 90th percentile (``z``) of passes after such a drop reaches e-BH's bar
+    for one discovery among ``comparisons``. A rate below ``margin`` cannot drop by it:
+    detectable."""
     if baseline.n == 0:
         return False
     dropped = baseline.passes / baseline.n - policy.margin
     if dropped <= 0.0:
         return True
     n = policy.max_samples
-    current = Counts(_quantile_passes(dropped, n), n)
+    current = Counts(_quantile_passes(dropped, n, z), n)
     return log_e_worse(baseline, current) >= math.log(max(1, comparisons) / policy.alpha)
+
+
+def answers_to_show(
+    baseline: Counts, comparisons: int, policy: Policy, attenuation: float = 1.0
+) -> int:
+    """The ``max-samples`` a comparison needs so that a drop of ``margin * attenuation`` is
+    :func:`detectable` against ``baseline`` at the 97.7th percentile (a shrunk drop sits near
+    the margin it is chased at, so the power asked is higher than for exact pass flags):
+    ``max_samples`` itself when nothing shrinks the drop, else grown by about 25% at a time, up
+    to ``MAX_SAMPLES_CAP``."""
+    if attenuation >= 1.0 or baseline.n == 0:
+        return policy.max_samples
+    shrunk = replace(policy, margin=policy.margin * attenuation)
+    n = policy.max_samples
+    while n < MAX_SAMPLES_CAP and not detectable(
+        baseline, comparisons, replace(shrunk, max_samples=n), Z_97
+    ):
+        n = min(MAX_SAMPLES_CAP, n + max(1, n // 4))
+    return n
 
 
 def answers_to_detect(baseline: Counts, comparisons: int, policy: Policy) -> int | None:
@@ -364,6 +393,9 @@ class Look:
     anchor: Counts | None = None
     """The pool's oldest runs (``spread.anchor_runs``), when the pool holds more than them."""
     anchor_runs: tuple[int, ...] = ()
+    attenuation: float = 1.0
+    """The share of a pass-rate drop the pass flags show (1: they are exact; an LLM judge that
+    errs shows less): "same" rules out a drop of ``margin * attenuation``."""
 
 
 @dataclass(frozen=True)
@@ -403,11 +435,11 @@ def evidence(look: Look, policy: Policy) -> tuple[float, float, bool]:
     pool's and the anchor's, and "same" must hold against both."""
     base, today = widen(look.baseline, look.baseline_runs, look.current, look.spread)
     worse, better = e_worse(base, today), e_better(base, today)
-    same = futile(base, today, policy)
+    same = futile(base, today, policy, look.attenuation)
     if look.anchor is not None and look.anchor.n:
         anchor, against = widen(look.anchor, look.anchor_runs, look.current, look.spread)
         worse = ANCHOR_WEIGHT * e_worse(anchor, against) + (1.0 - ANCHOR_WEIGHT) * worse
-        same = same and futile(anchor, against, policy)
+        same = same and futile(anchor, against, policy, look.attenuation)
     return worse, better, same
 
 

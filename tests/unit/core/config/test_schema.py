@@ -21,7 +21,8 @@ from promptcanary.core.config.schema import (
 )
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeResult, default_prompt_id
 from promptcanary.core.probes import BaseProbe, get_probe_registry
-from promptcanary.core.spec import ModelSpec, RunDefaults
+from promptcanary.core.probes.llm_judge import LLMJudgeProbe
+from promptcanary.core.spec import ModelSpec, RunDefaults, SuiteSpec
 from promptcanary.core.suite import CanarySuite
 from tests.suite_texts import SPEC_YAML, yaml_bomb
 
@@ -289,6 +290,57 @@ def test_rendered_yaml_loads_into_an_equivalent_suite(tmp_path: Path, text: str)
     assert reloaded.probe_config_hash == original.probe_config_hash
     assert reloaded.models == original.models
     assert reloaded.defaults == original.defaults
+
+
+JUDGED = """
+name: judged
+judge: {model: openai/judge, api_base: "http://127.0.0.1:9/v1", judge_samples: 3,
+        max_requests: 40, tolerance: 0.25, check_votes: 4, structured: json_object}
+judge_checks:
+  - {prompt: Greet., answer: Hello!, expected: pass, rubric: Polite.}
+  - {prompt: Greet., answer: Go away., expected: fail, rubric: Polite., context: A shop.}
+probes:
+  - {type: llm_judge, rubric: Correct.}
+  - {type: llm_judge, rubric: Kind., id: own, judge_model: openai/other, api_base: null,
+     judge_samples: 1}
+prompts:
+  - text: Say hi
+    probes:
+      - {type: llm_judge, rubric: Short., mode: pairwise, judge_samples: 5}
+"""
+
+
+def _judge_state(suite: SuiteSpec) -> list[tuple[object, ...]]:
+    return [
+        (b.key, b.probe.judge_model, b.probe.api_base, b.probe.judge_samples, b.probe.params())
+        for b in suite.bindings
+        if isinstance(b.probe, LLMJudgeProbe)
+    ]
+
+
+def test_a_judged_suite_renders_and_reloads_with_its_judge(tmp_path: Path) -> None:
+    original = load_suite(write(tmp_path, JUDGED))
+    reloaded = load_suite(write(tmp_path, suite_to_yaml(original), "rendered.yaml"))
+
+    assert reloaded.judge == original.judge  # the block and its canaries
+    assert original.judge is not None and len(original.judge.checks) == 2
+    # Each probe keeps its own judge, or the block's: the keys params() leaves out survive.
+    assert _judge_state(reloaded) == _judge_state(original)
+    assert [s[1:4] for s in _judge_state(original)] == [
+        ("openai/judge", "http://127.0.0.1:9/v1", 3),
+        ("openai/other", None, 1),
+        ("openai/judge", "http://127.0.0.1:9/v1", 5),
+    ]
+    assert reloaded.probe_config_hash == original.probe_config_hash
+
+
+def test_a_judge_probe_without_a_judge_block_keeps_its_model(tmp_path: Path) -> None:
+    text = "name: j\nprobes:\n  - {type: llm_judge, rubric: Ok., judge_model: a/b}\nprompts: [{text: hi}]\n"
+    original = load_suite(write(tmp_path, text))
+    reloaded = load_suite(write(tmp_path, suite_to_yaml(original), "rendered.yaml"))
+
+    assert reloaded.judge is None
+    assert _judge_state(reloaded) == _judge_state(original)
 
 
 def test_a_suite_built_in_python_renders_and_reloads() -> None:

@@ -13,6 +13,7 @@ import pytest
 from promptcanary.core.config.schema import SuiteConfigError, suite_from_text
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, ProbeResult
 from promptcanary.core.probes.llm_judge import LLMJudgeProbe
+from promptcanary.core.run import judge_noise
 from promptcanary.core.run.judge import JudgeCache, JudgeService, reference_answers
 from promptcanary.core.run.judge_prompt import VerdictError, escape, parse_reply
 from promptcanary.core.run.options import RunOptions
@@ -218,3 +219,22 @@ def test_the_probe_without_a_judge_model_names_the_fix() -> None:
 def test_a_judge_probe_without_a_judge_model_in_yaml_names_the_key() -> None:
     with pytest.raises(SuiteConfigError, match=r"bad parameter 'judge_model' .*judge: \{model"):
         suite_from_text("name: t\nprobes: [{type: llm_judge, rubric: r}]\nprompts: [{text: hi}]\n")
+
+
+def test_a_run_records_how_much_of_a_drop_its_judge_hides() -> None:
+    # The judge passes the canary that should fail ("good" is in it): a lenient judge, which
+    # shows every drop of the model's pass rate shrunk.
+    checks = """judge_checks:
+  - {prompt: Say hi, answer: a good hello, expected: pass, rubric: Polite.}
+  - {prompt: Say hi, answer: good riddance, expected: fail, rubric: Polite.}"""
+    spec = suite(", check_votes: 5", checks)
+    result = run(spec, {"a": "good", "b": "bad"}, JudgeService(JudgeFactory()))
+    info = result.provenance.judge
+    assert info is not None and [c.disagreements for c in info.checks] == [0, 5]
+    (key,) = [b.key for b in spec.bindings if isinstance(b.probe, LLMJudgeProbe)]
+    assert info.attenuation == {key: judge_noise.attenuation(info.checks)}
+    assert info.attenuation[key] == judge_noise.MIN_ATTENUATION  # all five votes wrong
+    exact = run(suite(", check_votes: 5", checks.replace("good riddance", "go away")),
+                {"a": "good", "b": "bad"}, JudgeService(JudgeFactory()))  # fmt: skip
+    assert exact.provenance.judge is not None
+    assert info.attenuation[key] < exact.provenance.judge.attenuation[key] < 1.0

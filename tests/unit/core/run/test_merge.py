@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from promptcanary.core.config.schema import suite_from_text
 from promptcanary.core.models import CanaryPrompt, CanaryRunResult, LLMResponse
 from promptcanary.core.probes.format import KeywordPresenceProbe, ResponseLengthProbe
+from promptcanary.core.run.judge import JudgeService
 from promptcanary.core.run.provider import BaseLLMProvider, ProviderConfig
 from promptcanary.core.run.shards import MergeError, RunPart, Shard, merge_runs
 from promptcanary.core.suite import CanarySuite
+from tests.fakes.judge_server import JudgeFactory, JudgePolicy, JudgeProvider
 
 # Not compared: they name or date one run, whoever makes it.
 VOLATILE_RUN = {"run_id", "started_at", "finished_at", "duration_ms"}
@@ -186,3 +189,65 @@ def test_legs_that_split_the_suite_another_way_are_refused() -> None:
 def test_nothing_to_merge_is_refused() -> None:
     with pytest.raises(MergeError, match="nothing to merge"):
         merge_runs([])
+
+
+JUDGED_SUITE = """
+name: judged-merge
+judge: {model: fake/judge, check_votes: 15}
+judge_checks:
+  - {prompt: Greet., answer: a good hello, expected: pass, rubric: Polite.}
+  - {prompt: Greet., answer: go away, expected: fail, rubric: Polite.}
+probes:
+  - {type: llm_judge, rubric: The answer is good., id: judged}
+prompts:
+""" + "".join(f"  - {{id: j{k}, text: 'a good answer {k}'}}\n" for k in range(6))
+
+
+def judged_leg(shard: str | None) -> CanaryRunResult:
+    """One leg of the judged suite, judged in-process (the judge's fingerprint names the leg)."""
+    suite = suite_from_text(JUDGED_SUITE, suite_class=CanarySuite)
+    fingerprint = f"fp_{shard or 'whole'}".replace("/", "_")
+    judge = JudgeProvider("fake/judge", JudgePolicy(fingerprint=fingerprint))
+    return suite.run(
+        EchoProvider(),
+        show_progress=False,
+        samples=2,
+        git_sha="a" * 40,
+        shard=Shard.parse(shard) if shard else None,
+        services=[JudgeService(JudgeFactory(judge))],
+    )
+
+
+def test_merged_shards_keep_the_judges_cost_its_canaries_and_its_verdicts() -> None:
+    parts = [RunPart(judged_leg(f"{i}/2"), f"leg-{i}") for i in (1, 2)]
+    merged = merge_runs(parts)
+
+    (usage,) = merged.services
+    assert usage.service == "judge"
+    assert usage.requests == sum(p.run.services[0].requests for p in parts) > 0
+    assert usage.items == sum(p.run.services[0].items for p in parts)
+    judge = merged.provenance.judge
+    assert judge is not None
+    # Every leg asked each canary 15 times: the merged run holds all 30 votes of each.
+    assert [len(c.verdicts) for c in judge.checks] == [30, 30]
+    assert judge.fingerprints == ["fp_1_2", "fp_2_2"]
+    assert judge.models == ["fake/judge"]
+    judged = [r for r in merged.probe_results if r.probe_key == "judged"]
+    assert len(judged) == 12 and all(r.passed and not r.errored for r in judged)
+
+
+def test_merged_shards_keep_the_noisiest_legs_attenuation() -> None:
+    parts = [RunPart(judged_leg(f"{i}/2"), f"leg-{i}") for i in (1, 2)]
+    first, second = (p.run.provenance.judge for p in parts)
+    assert first is not None and second is not None
+    noisy = second.model_copy(update={"attenuation": {"judged": 0.4}})
+    parts[1] = RunPart(
+        parts[1].run.model_copy(
+            update={"provenance": parts[1].run.provenance.model_copy(update={"judge": noisy})}
+        ),
+        "leg-2",
+    )
+    merged = merge_runs(parts)
+    assert first.attenuation["judged"] > 0.4
+    assert merged.provenance.judge is not None
+    assert merged.provenance.judge.attenuation == {"judged": 0.4}

@@ -23,6 +23,7 @@ from promptcanary.core.sampling.sequential import (
     Counts,
     Policy,
     Verdict,
+    answers_to_show,
     detectable,
 )
 from tests.unit.core.sampling.test_pool import _run
@@ -378,3 +379,69 @@ def test_a_spread_the_pool_shows_widens_the_comparison() -> None:
     assert _final(_by_runs(runs), 0.5, spread=0.0) is Verdict.REGRESSED
     assert Sequencer({"a": _by_runs(runs)}, POLICY).spread > 1.0
     assert _final(_by_runs(runs), 0.5) is not Verdict.REGRESSED
+
+
+def _run_to_the_end(seq: Sequencer, pattern: list[bool], shrunk: dict[str, float] | None) -> int:
+    seq.first_targets(["a"])
+    n = 3
+    while targets := seq.look(*_answers("a", (pattern * 100)[:n]), attenuation=shrunk):
+        n = targets["a"]
+    return n
+
+
+def test_a_shrunk_drop_is_chased_past_max_samples() -> None:
+    # Baseline 0.8, answers at 0.6: as a judge hiding part of every drop would show a real
+    # one. Exact pass flags stop at max_samples; shrunk ones ask until such a drop would show.
+    pattern = [True, True, True, False, False]
+    exact = Sequencer({"a": _pooled(160, 200)}, POLICY)
+    assert _run_to_the_end(exact, pattern, None) == POLICY.max_samples
+    assert exact.finish()[("a", "p")].verdict is Verdict.UNDECIDED
+    shrunk = Sequencer({"a": _pooled(160, 200)}, POLICY)
+    n = _run_to_the_end(shrunk, pattern, {"p": 0.5})
+    limit = answers_to_show(Counts(160, 200), 1, POLICY, 0.5)
+    assert POLICY.max_samples < n <= limit
+    assert shrunk.finish()[("a", "p")].verdict is Verdict.REGRESSED
+
+
+def test_an_attenuation_of_one_changes_nothing() -> None:
+    pattern = [True, True, True, False]
+    plain = Sequencer({"a": _pooled(19, 20)}, POLICY)
+    exact = Sequencer({"a": _pooled(19, 20)}, POLICY)
+    assert _run_to_the_end(plain, pattern, None) == _run_to_the_end(exact, pattern, {"p": 1.0})
+    assert plain.finish() == exact.finish()
+
+
+def test_decide_run_replays_with_the_runs_attenuation() -> None:
+    from promptcanary.core.models import (
+        AdaptiveSampling,
+        BaselineSnapshot,
+        CanaryRunResult,
+        JudgeInfo,
+        Provenance,
+        ProviderConfig,
+    )
+
+    pattern = [True, True, True, False, False]  # 0.6 against a baseline of 0.8
+
+    def run(outcomes: list[bool], provenance: Provenance, run_id: str) -> CanaryRunResult:
+        results, responses = _answers("a", outcomes)
+        return CanaryRunResult(
+            run_id=run_id, suite_name="s", provider=ProviderConfig(model_id="m"),
+            probe_results=results, llm_responses=responses, provenance=provenance,
+        )  # fmt: skip
+
+    snapshot = BaselineSnapshot.of_run(run([True] * 160 + [False] * 40, Provenance(), "base"))
+    info = AdaptiveSampling(min_samples=3, max_samples=12)
+    live = Sequencer({"a": _pooled(160, 200)}, POLICY)
+    n = _run_to_the_end(live, pattern, {"p": 0.5})
+    judge = JudgeInfo(attenuation={"p": 0.5})
+    recorded = run((pattern * 100)[:n], Provenance(adaptive=info, judge=judge), "judged")
+    decided = decide_run(snapshot, 1, recorded)
+    assert decided is not None
+    assert decided.decisions == live.finish()
+    assert decided.decisions[("a", "p")].current.n == n > POLICY.max_samples
+    # Without the attenuation the same recording is replayed as exact pass flags: 12 answers.
+    plain = decide_run(
+        snapshot, 1, recorded.model_copy(update={"provenance": Provenance(adaptive=info)})
+    )
+    assert plain is not None and plain.decisions[("a", "p")].current.n == POLICY.max_samples

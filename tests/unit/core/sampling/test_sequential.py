@@ -359,3 +359,27 @@ class TestPolicy:
     def test_invalid_values_are_named(self, kwargs: dict[str, float], message: str) -> None:
         with pytest.raises(ValueError, match=message):
             Policy(**kwargs)  # type: ignore[arg-type]
+
+
+class TestAttenuation:
+    """Pass flags that show a drop shrunk (a judge that errs): "same" rules out the shrunk drop,
+    and the answers needed to show it grow."""
+
+    def test_same_rules_out_only_the_shrunk_drop(self) -> None:
+        # Baseline 0.8; today's 40 answers at 0.7 rule out a drop of 0.5 but not one of 0.25.
+        baseline, today, policy = Counts(160, 200), Counts(28, 40), Policy(margin=0.5)
+        assert seq.futile(baseline, today, policy)
+        assert not seq.futile(baseline, today, policy, attenuation=0.5)
+
+    def test_answers_to_show_grow_as_the_drop_shrinks(self) -> None:
+        baseline, policy = Counts(160, 200), Policy(max_samples=60)
+        sizes = [seq.answers_to_show(baseline, 4, policy, a) for a in (1.0, 0.8, 0.6, 0.4)]
+        assert sizes[0] == 60
+        assert sizes == sorted(sizes) and sizes[-1] > sizes[1]
+        for size, a in zip(sizes[1:], (0.8, 0.6, 0.4), strict=True):
+            shrunk = Policy(margin=0.5 * a, max_samples=size)
+            assert seq.detectable(baseline, 4, shrunk) or size == seq.MAX_SAMPLES_CAP
+
+    def test_answers_to_show_stop_at_the_cap(self) -> None:
+        shown = seq.answers_to_show(Counts(999, 1000), 10_000, Policy(), 0.01)
+        assert shown == seq.MAX_SAMPLES_CAP
