@@ -17,6 +17,9 @@ requests and tokens, each a bucket that refills continuously at its limit per mi
   it per answer (additive increase, multiplicative decrease). Every 429's
   ``Retry-After`` holds the whole scope, not only the request that got it.
 
+Before a scope's first answer nothing is known: one request goes first and the others wait for
+its answer (a blind burst is what a server holding a fraction of a second of budget refuses).
+
 Pure: the clock and the sleep are parameters. A limiter that knows nothing costs nothing.
 """
 
@@ -60,6 +63,8 @@ SLACK = 0.1
 """Seconds of a paced rate's schedule a late request may make up by going at once."""
 CEILING = 1.5
 """The rate grows to at most this multiple of the rate admitted over the last second."""
+FIRST_ANSWER_WAIT = 2.0
+"""Seconds the requests after a scope's first wait for its answer before going out anyway."""
 REPROBE = 0.5
 """A 429 that sets the rate below this share of the last one starts probing again."""
 
@@ -147,9 +152,11 @@ class Limiter:
         rpm: float | None = None,
         tpm: float | None = None,
         clock: Clock = time.monotonic,
+        first_answer_wait: float = FIRST_ANSWER_WAIT,
     ) -> None:
         self.scope = scope
         self.clock = clock
+        self.first_answer_wait = first_answer_wait
         now = clock()
         self.configured = {"requests": rpm, "tokens": tpm}
         self.buckets: dict[str, _Bucket] = {}
@@ -200,11 +207,12 @@ class Limiter:
     ) -> Ticket:
         """Wait until the budget lets a request of ``tokens`` tokens out, then count it.
 
-        Before the scope's first answer nothing is known: at most ``first_burst`` requests
-        (one run's concurrency) go out, so runs starting together on one key do not add up
-        their bursts before the first headers arrive."""
-        if first_burst is not None and not self.answered and len(self.in_flight) >= first_burst:
-            await self._first_answer().wait()
+        Before the scope's first answer nothing is known: one request goes out first, and
+        the others wait for its answer (whose headers say the budget), at most
+        ``first_answer_wait`` seconds; then at most ``first_burst`` (one run's concurrency),
+        so runs starting together on one key do not add up their bursts."""
+        if first_burst is not None and not self.answered and self.in_flight:
+            await self._before_first_answer(first_burst)
         waited, longest, why = 0.0, 0.0, ""
         if not self.idle:
             async with self._loop_lock():
@@ -236,6 +244,16 @@ class Limiter:
         ticket = Ticket(sent_at=now, tokens=tokens)
         self.in_flight.append(ticket)
         return ticket
+
+    async def _before_first_answer(self, first_burst: int) -> None:
+        # A burst before any answer is blind: a server that holds a fraction of a second of
+        # budget refuses most of it. A slow first answer must not hold the run for long.
+        answered = self._first_answer()
+        try:
+            await asyncio.wait_for(answered.wait(), self.first_answer_wait)
+        except TimeoutError:
+            if len(self.in_flight) >= first_burst:
+                await answered.wait()
 
     def _first_answer(self) -> asyncio.Event:
         loop = asyncio.get_running_loop()

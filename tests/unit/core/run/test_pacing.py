@@ -232,26 +232,51 @@ def test_a_cancelled_request_leaves_the_in_flight_count() -> None:
     assert math.isclose(limiter.buckets["requests"].capacity, 1.0)
 
 
-def test_before_the_first_answer_a_second_run_waits_for_it() -> None:
+def test_before_the_first_answer_one_request_goes_and_the_others_wait_for_it() -> None:
     clock = FakeTime()
-    limiter = Limiter("s", clock=clock)
+    limiter = Limiter("s", clock=clock, first_answer_wait=60.0)
 
     async def go() -> list[str]:
         order: list[str] = []
-        first = [await limiter.acquire(1, clock.sleep, first_burst=2) for _ in range(2)]
-        order.append("burst of 2 out")
+        first = await limiter.acquire(1, clock.sleep, first_burst=8)
+        order.append("first out")
 
-        async def third() -> None:
-            await limiter.acquire(1, clock.sleep, first_burst=2)
-            order.append("third out")
+        async def other(name: str) -> None:
+            await limiter.acquire(1, clock.sleep, first_burst=8)
+            order.append(name)
 
-        waiting = asyncio.ensure_future(third())
-        await asyncio.sleep(0)
+        others = [asyncio.ensure_future(other(f"other {i} out")) for i in range(3)]
+        for _ in range(5):
+            await asyncio.sleep(0)
         order.append("first answer")
-        limiter.settle(first[0])
-        await waiting
+        limiter.settle(first)
+        await asyncio.gather(*others)
         return order
 
-    assert asyncio.run(go()) == ["burst of 2 out", "first answer", "third out"]
-    # Once answered, the cap is gone.
+    assert asyncio.run(go()) == ["first out", "first answer"] + [f"other {i} out" for i in range(3)]
+    # Once answered, nothing waits for it.
     asyncio.run(limiter.acquire(1, clock.sleep, first_burst=1))
+
+
+def test_a_slow_first_answer_lets_one_runs_burst_go_after_the_wait() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock, first_answer_wait=0.01)
+
+    async def go() -> list[str]:
+        order: list[str] = []
+        first = await limiter.acquire(1, clock.sleep, first_burst=2)
+
+        async def other(name: str) -> None:
+            await limiter.acquire(1, clock.sleep, first_burst=2)
+            order.append(name)
+
+        second = asyncio.ensure_future(other("second out"))
+        await second  # the wait is over: one run's burst (2) may be in flight
+        third = asyncio.ensure_future(other("third out"))
+        await asyncio.sleep(0.05)
+        order.append("first answer")
+        limiter.settle(first)  # two in flight held the third until an answer
+        await third
+        return order
+
+    assert asyncio.run(go()) == ["second out", "first answer", "third out"]
