@@ -13,8 +13,8 @@ requests and tokens, each a bucket that refills continuously at its limit per mi
 * **No headers and no ``rpm:``**: nothing is paced until a 429. Then requests go out at a rate
   found as TCP finds a window: 0.9 times the rate the server admitted over the last second,
   grown 3% per answer until the next 429 (the probe); from then on 0.9 times the lower of the
-  rate and the admitted rate at each 429 (but at least 0.81 times the rate), grown by 0.1% of
-  it per answer (additive increase, multiplicative decrease). Every 429's
+  rate and the admitted rate at each 429 (but at least 0.81 times the rate), grown by 3% of
+  it per second (additive increase, multiplicative decrease). Every 429's
   ``Retry-After`` holds the whole scope, not only the request that got it.
 
 Before a scope's first answer nothing is known: one request goes first and the others wait for
@@ -47,8 +47,8 @@ DECREASE = 0.9
 """On a 429 without headers, the rate becomes this share of the rate the server admitted."""
 PROBE_GROWTH = 0.03
 """Growth of the rate per answer until the second 429 (finding the limit)."""
-STEADY_GROWTH = 0.001
-"""Growth per answer after that, as a share of the rate set at the last 429."""
+STEADY_GROWTH = 0.03
+"""Growth per second after that, as a share of the rate set at the last 429."""
 MIN_RATE = 0.05
 """Requests per second a limiter never goes below (one every 20 s)."""
 MIN_ADMITTED = 2
@@ -369,7 +369,10 @@ class Limiter:
     def _increase(self, now: float) -> None:
         self.admitted.append(now)
         if self.rate is not None:
-            grown = self.rate + (self.rate * PROBE_GROWTH if self.probing else self.step)
+            # Additive in time, not per answer: at a low rate answers are few, and a rate
+            # grown per answer would take minutes to regain one decrease.
+            step = self.step / self.rate
+            grown = self.rate + (self.rate * PROBE_GROWTH if self.probing else step)
             # Never far above what is achieved: a rate the run cannot reach says nothing.
             achieved = self._admitted_rate(now, since=self.last_event)
             self.rate = min(grown, max(self.rate, CEILING * achieved))
