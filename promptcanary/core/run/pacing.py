@@ -5,8 +5,11 @@ share one :class:`Limiter` (a :class:`Pacing` holds one per scope). A limiter pa
 requests and tokens, each a bucket that refills continuously at its limit per minute:
 
 * **The budget** comes from ``rpm:`` / ``tpm:`` (the model mapping), or is learnt from the
-  answers' rate-limit headers (:mod:`.rate_headers`): their limit sets the refill rate, and
-  what an answer says is left, less what is still in flight, sets the level.
+  answers' rate-limit headers (:mod:`.rate_headers`): their limit sets the refill rate; the
+  first answer's remaining, less what is still in flight, the level. Later answers only lower
+  it, to what they say is left (another job spending the key): their count is old and rounded
+  down, and re-setting the level from it at every answer kept the bucket below the server's,
+  which refused nothing but wasted whatever it could not hold.
 * **Tokens** are counted before sending: the prompt's characters over the characters per token
   seen so far (4 until an answer's usage says), plus the completion tokens seen so far (the
   ``max_tokens`` cap until one is seen). The answer's usage then corrects the bucket.
@@ -298,7 +301,7 @@ class Limiter:
         # A slow answer's headers are older than those of a request sent after it.
         if headers is not None and headers.known and ticket.sent_at >= self._synced:
             self._synced = ticket.sent_at
-            self._learn(headers, now)
+            self._learn(headers, now, ticket.sent_at)
         if rate_limited:
             self.stats.rate_limited += 1
             if retry_after is not None and retry_after > 0:
@@ -308,30 +311,38 @@ class Limiter:
         else:
             self._increase(now)
 
-    def _learn(self, headers: RateLimitHeaders, now: float) -> None:
+    def _learn(self, headers: RateLimitHeaders, now: float, sent_at: float) -> None:
         """Headers are the truth: the refill rate from the limit, the level from what is left
         less what is still in flight (counted by the server or not: the safe side)."""
         self.from_headers = True
         self.rate = None  # AIMD is for providers that say nothing
         for name, budget in (("requests", headers.requests), ("tokens", headers.tokens)):
-            self._learn_budget(name, budget, now)
+            self._learn_budget(name, budget, now, sent_at)
 
-    def _learn_budget(self, name: str, budget: Budget, now: float) -> None:
+    def _learn_budget(self, name: str, budget: Budget, now: float, sent_at: float) -> None:
         configured = self.configured[name]
         limit = budget.limit or configured
         if limit is None or budget.remaining is None:
             return
-        in_flight = sum(1.0 if name == "requests" else t.tokens for t in self.in_flight)
-        level = budget.remaining - in_flight
+        unit = 1.0 if name == "requests" else None
+        in_flight = sum(unit or t.tokens for t in self.in_flight)
         bucket = self.buckets.get(name)
         rate = min(limit, configured) / 60 if configured else limit / 60
         if bucket is None:
-            self.buckets[name] = _Bucket(rate, max(1.0, budget.remaining), level, now)
+            self.buckets[name] = _Bucket(
+                rate, max(1.0, budget.remaining), budget.remaining - in_flight, now
+            )
             return
         bucket.refill(now)
         bucket.rate = rate
         bucket.capacity = max(bucket.capacity, budget.remaining, 1.0)
-        bucket.level = level
+        # The answer's count is old (taken when its request arrived): what it says and the
+        # refill since the request went are left, less what is in flight (counted by the
+        # server or not: the margin for requests that arrive bunched). The bucket's own count
+        # is exact while this process is the key's only user, so the answer only ever lowers
+        # it (another job spending the key's budget).
+        most = budget.remaining + (now - sent_at) * rate - in_flight
+        bucket.level = min(bucket.level, most)
 
     def _decrease(self, ticket: Ticket, now: float) -> None:
         # One decrease per burst: a request sent before the last one went out at the old rate,

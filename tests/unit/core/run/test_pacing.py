@@ -97,6 +97,35 @@ def test_headers_set_the_rate_and_what_is_left_less_what_is_in_flight() -> None:
     assert "the requests budget (from the answers' headers)" in limiter.stats.reasons
 
 
+def test_an_answer_lowers_the_count_to_what_it_says_but_never_raises_it() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)  # headers say 60 a minute: one a second
+
+    def step() -> None:
+        clock.now += 0.01
+
+    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), headers=headers(remaining=10))
+    bucket = limiter.buckets["requests"]
+    step()
+    a = asyncio.run(limiter.acquire(1, clock.sleep))
+    step()
+    b = asyncio.run(limiter.acquire(1, clock.sleep))
+    step()
+    # a's count includes a, maybe not b (still in flight): 8 or 9 now, 8 counted here.
+    limiter.settle(a, headers=headers(remaining=9))
+    assert bucket.level == pytest.approx(8.0, abs=0.05)
+    step()
+    # Another job spent the key: 3 left when b arrived.
+    limiter.settle(b, headers=headers(remaining=3))
+    assert bucket.level == pytest.approx(3.0, abs=0.05)
+    step()
+    c = asyncio.run(limiter.acquire(1, clock.sleep))
+    step()
+    # An answer saying more than is counted here is old news: not raised.
+    limiter.settle(c, headers=headers(remaining=9))
+    assert bucket.level == pytest.approx(2.0, abs=0.05)
+
+
 def test_an_explicit_rpm_below_the_headers_limit_wins() -> None:
     clock = FakeTime()
     limiter = Limiter("s", rpm=30, clock=clock)
