@@ -312,8 +312,8 @@ class Limiter:
             self._increase(now)
 
     def _learn(self, headers: RateLimitHeaders, now: float, sent_at: float) -> None:
-        """Headers are the truth: the refill rate from the limit, the level from what is left
-        less what is still in flight (counted by the server or not: the safe side)."""
+        """Headers say the budget: the refill rate from the limit; the level from what is left
+        (see :meth:`_learn_budget`)."""
         self.from_headers = True
         self.rate = None  # AIMD is for providers that say nothing
         for name, budget in (("requests", headers.requests), ("tokens", headers.tokens)):
