@@ -91,16 +91,32 @@ def test_two_keys_do_not_share(llm_server: FakeLLMServer) -> None:
     llm_server.rate_limit = limit = ServerRateLimit(rpm=600, burst=1.0)  # 10 at once each
     shared = Pacing()
 
-    run_all(
+    results = run_all(
         run_suite(suite_of(10, "a"), provider(llm_server, key="sk-a"), options(), pacing=shared),
         run_suite(suite_of(10, "b"), provider(llm_server, key="sk-b"), options(), pacing=shared),
     )
 
-    # Each key's own burst held its ten: nobody waited for the other key.
+    # Each key's own burst held its ten: nobody waited for the other key's budget.
     assert limit.refused == {}
+    assert [r.paced_seconds for r in results] == [0.0, 0.0]
     for key in ("Bearer sk-a", "Bearer sk-b"):
-        times = limit.admitted_at[key]
-        assert len(times) == 10 and times[-1] - times[0] < 0.9
+        assert len(limit.admitted_at[key]) == 10
+
+
+def test_a_server_that_holds_little_budget_never_sees_a_blind_burst(
+    llm_server: FakeLLMServer,
+) -> None:
+    # Two requests of budget at once (0.2 s at 10 a second), eight in flight wanted: the key's
+    # first answer says so before the others go.
+    llm_server.rate_limit = limit = ServerRateLimit(rpm=600, burst=0.2)
+    llm_server.latency = 0.01
+
+    (result,) = run_all(run_suite(suite_of(12), provider(llm_server), options()))
+
+    assert result.error_count == 0
+    assert limit.refused == {}
+    assert result.rate_limited == 0
+    assert len(limit.admitted_at["Bearer sk-a"]) == 12
 
 
 def test_the_served_model_and_fingerprint_are_recorded(llm_server: FakeLLMServer) -> None:

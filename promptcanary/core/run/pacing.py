@@ -5,17 +5,23 @@ share one :class:`Limiter` (a :class:`Pacing` holds one per scope). A limiter pa
 requests and tokens, each a bucket that refills continuously at its limit per minute:
 
 * **The budget** comes from ``rpm:`` / ``tpm:`` (the model mapping), or is learnt from the
-  answers' rate-limit headers (:mod:`.rate_headers`): their limit sets the refill rate, and
-  what an answer says is left, less what is still in flight, sets the level.
+  answers' rate-limit headers (:mod:`.rate_headers`): their limit sets the refill rate; the
+  first answer's remaining, less what is still in flight, the level. Later answers only lower
+  it, to what they say is left (another job spending the key): their count is old and rounded
+  down, and re-setting the level from it at every answer kept the bucket below the server's,
+  which refused nothing but wasted whatever it could not hold.
 * **Tokens** are counted before sending: the prompt's characters over the characters per token
   seen so far (4 until an answer's usage says), plus the completion tokens seen so far (the
   ``max_tokens`` cap until one is seen). The answer's usage then corrects the bucket.
 * **No headers and no ``rpm:``**: nothing is paced until a 429. Then requests go out at a rate
   found as TCP finds a window: 0.9 times the rate the server admitted over the last second,
   grown 3% per answer until the next 429 (the probe); from then on 0.9 times the lower of the
-  rate and the admitted rate at each 429 (but at least 0.81 times the rate), grown by 0.1% of
-  it per answer (additive increase, multiplicative decrease). Every 429's
+  rate and the admitted rate at each 429 (but at least 0.81 times the rate), grown by 3% of
+  it per second (additive increase, multiplicative decrease). Every 429's
   ``Retry-After`` holds the whole scope, not only the request that got it.
+
+Before a scope's first answer nothing is known: one request goes first and the others wait for
+its answer (a blind burst is what a server holding a fraction of a second of budget refuses).
 
 Pure: the clock and the sleep are parameters. A limiter that knows nothing costs nothing.
 """
@@ -44,8 +50,8 @@ DECREASE = 0.9
 """On a 429 without headers, the rate becomes this share of the rate the server admitted."""
 PROBE_GROWTH = 0.03
 """Growth of the rate per answer until the second 429 (finding the limit)."""
-STEADY_GROWTH = 0.001
-"""Growth per answer after that, as a share of the rate set at the last 429."""
+STEADY_GROWTH = 0.03
+"""Growth per second after that, as a share of the rate set at the last 429."""
 MIN_RATE = 0.05
 """Requests per second a limiter never goes below (one every 20 s)."""
 MIN_ADMITTED = 2
@@ -60,6 +66,8 @@ SLACK = 0.1
 """Seconds of a paced rate's schedule a late request may make up by going at once."""
 CEILING = 1.5
 """The rate grows to at most this multiple of the rate admitted over the last second."""
+FIRST_ANSWER_WAIT = 2.0
+"""Seconds the requests after a scope's first wait for its answer before going out anyway."""
 REPROBE = 0.5
 """A 429 that sets the rate below this share of the last one starts probing again."""
 
@@ -147,9 +155,11 @@ class Limiter:
         rpm: float | None = None,
         tpm: float | None = None,
         clock: Clock = time.monotonic,
+        first_answer_wait: float = FIRST_ANSWER_WAIT,
     ) -> None:
         self.scope = scope
         self.clock = clock
+        self.first_answer_wait = first_answer_wait
         now = clock()
         self.configured = {"requests": rpm, "tokens": tpm}
         self.buckets: dict[str, _Bucket] = {}
@@ -200,11 +210,12 @@ class Limiter:
     ) -> Ticket:
         """Wait until the budget lets a request of ``tokens`` tokens out, then count it.
 
-        Before the scope's first answer nothing is known: at most ``first_burst`` requests
-        (one run's concurrency) go out, so runs starting together on one key do not add up
-        their bursts before the first headers arrive."""
-        if first_burst is not None and not self.answered and len(self.in_flight) >= first_burst:
-            await self._first_answer().wait()
+        Before the scope's first answer nothing is known: one request goes out first, and
+        the others wait for its answer (whose headers say the budget), at most
+        ``first_answer_wait`` seconds; then at most ``first_burst`` (one run's concurrency),
+        so runs starting together on one key do not add up their bursts."""
+        if first_burst is not None and not self.answered and self.in_flight:
+            await self._before_first_answer(first_burst)
         waited, longest, why = 0.0, 0.0, ""
         if not self.idle:
             async with self._loop_lock():
@@ -236,6 +247,16 @@ class Limiter:
         ticket = Ticket(sent_at=now, tokens=tokens)
         self.in_flight.append(ticket)
         return ticket
+
+    async def _before_first_answer(self, first_burst: int) -> None:
+        # A burst before any answer is blind: a server that holds a fraction of a second of
+        # budget refuses most of it. A slow first answer must not hold the run for long.
+        answered = self._first_answer()
+        try:
+            await asyncio.wait_for(answered.wait(), self.first_answer_wait)
+        except TimeoutError:
+            if len(self.in_flight) >= first_burst:
+                await answered.wait()
 
     def _first_answer(self) -> asyncio.Event:
         loop = asyncio.get_running_loop()
@@ -280,7 +301,7 @@ class Limiter:
         # A slow answer's headers are older than those of a request sent after it.
         if headers is not None and headers.known and ticket.sent_at >= self._synced:
             self._synced = ticket.sent_at
-            self._learn(headers, now)
+            self._learn(headers, now, ticket.sent_at)
         if rate_limited:
             self.stats.rate_limited += 1
             if retry_after is not None and retry_after > 0:
@@ -290,30 +311,38 @@ class Limiter:
         else:
             self._increase(now)
 
-    def _learn(self, headers: RateLimitHeaders, now: float) -> None:
-        """Headers are the truth: the refill rate from the limit, the level from what is left
-        less what is still in flight (counted by the server or not: the safe side)."""
+    def _learn(self, headers: RateLimitHeaders, now: float, sent_at: float) -> None:
+        """Headers say the budget: the refill rate from the limit; the level from what is left
+        (see :meth:`_learn_budget`)."""
         self.from_headers = True
         self.rate = None  # AIMD is for providers that say nothing
         for name, budget in (("requests", headers.requests), ("tokens", headers.tokens)):
-            self._learn_budget(name, budget, now)
+            self._learn_budget(name, budget, now, sent_at)
 
-    def _learn_budget(self, name: str, budget: Budget, now: float) -> None:
+    def _learn_budget(self, name: str, budget: Budget, now: float, sent_at: float) -> None:
         configured = self.configured[name]
         limit = budget.limit or configured
         if limit is None or budget.remaining is None:
             return
-        in_flight = sum(1.0 if name == "requests" else t.tokens for t in self.in_flight)
-        level = budget.remaining - in_flight
+        unit = 1.0 if name == "requests" else None
+        in_flight = sum(unit or t.tokens for t in self.in_flight)
         bucket = self.buckets.get(name)
         rate = min(limit, configured) / 60 if configured else limit / 60
         if bucket is None:
-            self.buckets[name] = _Bucket(rate, max(1.0, budget.remaining), level, now)
+            self.buckets[name] = _Bucket(
+                rate, max(1.0, budget.remaining), budget.remaining - in_flight, now
+            )
             return
         bucket.refill(now)
         bucket.rate = rate
         bucket.capacity = max(bucket.capacity, budget.remaining, 1.0)
-        bucket.level = level
+        # The answer's count is old (taken when its request arrived): what it says and the
+        # refill since the request went are left, less what is in flight (counted by the
+        # server or not: the margin for requests that arrive bunched). The bucket's own count
+        # is exact while this process is the key's only user, so the answer only ever lowers
+        # it (another job spending the key's budget).
+        most = budget.remaining + (now - sent_at) * rate - in_flight
+        bucket.level = min(bucket.level, most)
 
     def _decrease(self, ticket: Ticket, now: float) -> None:
         # One decrease per burst: a request sent before the last one went out at the old rate,
@@ -351,7 +380,10 @@ class Limiter:
     def _increase(self, now: float) -> None:
         self.admitted.append(now)
         if self.rate is not None:
-            grown = self.rate + (self.rate * PROBE_GROWTH if self.probing else self.step)
+            # Additive in time, not per answer: at a low rate answers are few, and a rate
+            # grown per answer would take minutes to regain one decrease.
+            step = self.step / self.rate
+            grown = self.rate + (self.rate * PROBE_GROWTH if self.probing else step)
             # Never far above what is achieved: a rate the run cannot reach says nothing.
             achieved = self._admitted_rate(now, since=self.last_event)
             self.rate = min(grown, max(self.rate, CEILING * achieved))

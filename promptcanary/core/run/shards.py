@@ -345,4 +345,7 @@ def merge_runs(parts: Sequence[RunPart]) -> CanaryRunResult:
         finished_at=None if None in finished else max(f for f in finished if f is not None),
         provenance=_merged_provenance([p.run for p in ordered]),
         services=merged_services([p.run for p in ordered]),
+        # Each leg paced on its own runner: the one job's figures are the legs' sums.
+        rate_limited=sum(p.run.rate_limited for p in ordered),
+        paced_seconds=round(sum(p.run.paced_seconds for p in ordered), 3),
     )

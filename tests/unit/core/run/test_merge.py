@@ -116,6 +116,20 @@ def test_the_merged_run_spans_the_legs() -> None:
     assert merged.finished_at == max(p.run.finished_at for p in parts if p.run.finished_at)
 
 
+def test_the_merged_run_counts_every_legs_429s_and_pacing() -> None:
+    # Each leg paced against its own share of the limit: the one job waited their sum.
+    figures = [(3, 1.25), (0, 0.0), (7, 2.5)]
+    parts = [
+        RunPart(p.run.model_copy(update={"rate_limited": n, "paced_seconds": s}), p.source)
+        for p, (n, s) in zip(legs(make_suite(), 3), figures, strict=True)
+    ]
+    summed = (sum(n for n, _ in figures), sum(s for _, s in figures))
+    merged = merge_runs(parts)
+    assert (merged.rate_limited, merged.paced_seconds) == summed
+    reloaded = CanaryRunResult.model_validate_json(merged.model_dump_json())
+    assert (reloaded.rate_limited, reloaded.paced_seconds) == summed
+
+
 def test_one_whole_run_is_its_own_merge() -> None:
     whole = leg(make_suite(), None)
     assert merge_runs([RunPart(whole, "leg-model-a")]) is whole

@@ -97,6 +97,35 @@ def test_headers_set_the_rate_and_what_is_left_less_what_is_in_flight() -> None:
     assert "the requests budget (from the answers' headers)" in limiter.stats.reasons
 
 
+def test_an_answer_lowers_the_count_to_what_it_says_but_never_raises_it() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)  # headers say 60 a minute: one a second
+
+    def step() -> None:
+        clock.now += 0.01
+
+    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), headers=headers(remaining=10))
+    bucket = limiter.buckets["requests"]
+    step()
+    a = asyncio.run(limiter.acquire(1, clock.sleep))
+    step()
+    b = asyncio.run(limiter.acquire(1, clock.sleep))
+    step()
+    # a's count includes a, maybe not b (still in flight): 8 or 9 now, 8 counted here.
+    limiter.settle(a, headers=headers(remaining=9))
+    assert bucket.level == pytest.approx(8.0, abs=0.05)
+    step()
+    # Another job spent the key: 3 left when b arrived.
+    limiter.settle(b, headers=headers(remaining=3))
+    assert bucket.level == pytest.approx(3.0, abs=0.05)
+    step()
+    c = asyncio.run(limiter.acquire(1, clock.sleep))
+    step()
+    # An answer saying more than is counted here is old news: not raised.
+    limiter.settle(c, headers=headers(remaining=9))
+    assert bucket.level == pytest.approx(2.0, abs=0.05)
+
+
 def test_an_explicit_rpm_below_the_headers_limit_wins() -> None:
     clock = FakeTime()
     limiter = Limiter("s", rpm=30, clock=clock)
@@ -181,9 +210,12 @@ def test_aimd_probes_then_grows_additively_and_halves_no_more_than_once_per_burs
     sends(limiter, clock, 10)
     grown = limiter.rate
     assert grown is not None and grown > settled
-    sends(limiter, clock, 10)
-    # Additive: each answer adds the same step, 0.1% of the rate set at the 429.
-    assert limiter.rate == pytest.approx(grown + 10 * settled * pacing.STEADY_GROWTH)
+    times = sends(limiter, clock, 10)
+    # Additive in time: STEADY_GROWTH of the rate set at the 429 per second, whatever the rate
+    # (an answer adds that over the rate: at a low rate answers are few).
+    expected = grown + 10 * settled * pacing.STEADY_GROWTH / grown
+    assert limiter.rate == pytest.approx(expected, rel=1e-3)
+    assert times[-1] > times[0]
 
 
 def test_a_first_429_with_no_answers_only_holds() -> None:
@@ -232,26 +264,51 @@ def test_a_cancelled_request_leaves_the_in_flight_count() -> None:
     assert math.isclose(limiter.buckets["requests"].capacity, 1.0)
 
 
-def test_before_the_first_answer_a_second_run_waits_for_it() -> None:
+def test_before_the_first_answer_one_request_goes_and_the_others_wait_for_it() -> None:
     clock = FakeTime()
-    limiter = Limiter("s", clock=clock)
+    limiter = Limiter("s", clock=clock, first_answer_wait=60.0)
 
     async def go() -> list[str]:
         order: list[str] = []
-        first = [await limiter.acquire(1, clock.sleep, first_burst=2) for _ in range(2)]
-        order.append("burst of 2 out")
+        first = await limiter.acquire(1, clock.sleep, first_burst=8)
+        order.append("first out")
 
-        async def third() -> None:
-            await limiter.acquire(1, clock.sleep, first_burst=2)
-            order.append("third out")
+        async def other(name: str) -> None:
+            await limiter.acquire(1, clock.sleep, first_burst=8)
+            order.append(name)
 
-        waiting = asyncio.ensure_future(third())
-        await asyncio.sleep(0)
+        others = [asyncio.ensure_future(other(f"other {i} out")) for i in range(3)]
+        for _ in range(5):
+            await asyncio.sleep(0)
         order.append("first answer")
-        limiter.settle(first[0])
-        await waiting
+        limiter.settle(first)
+        await asyncio.gather(*others)
         return order
 
-    assert asyncio.run(go()) == ["burst of 2 out", "first answer", "third out"]
-    # Once answered, the cap is gone.
+    assert asyncio.run(go()) == ["first out", "first answer"] + [f"other {i} out" for i in range(3)]
+    # Once answered, nothing waits for it.
     asyncio.run(limiter.acquire(1, clock.sleep, first_burst=1))
+
+
+def test_a_slow_first_answer_lets_one_runs_burst_go_after_the_wait() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock, first_answer_wait=0.01)
+
+    async def go() -> list[str]:
+        order: list[str] = []
+        first = await limiter.acquire(1, clock.sleep, first_burst=2)
+
+        async def other(name: str) -> None:
+            await limiter.acquire(1, clock.sleep, first_burst=2)
+            order.append(name)
+
+        second = asyncio.ensure_future(other("second out"))
+        await second  # the wait is over: one run's burst (2) may be in flight
+        third = asyncio.ensure_future(other("third out"))
+        await asyncio.sleep(0.05)
+        order.append("first answer")
+        limiter.settle(first)  # two in flight held the third until an answer
+        await third
+        return order
+
+    assert asyncio.run(go()) == ["second out", "first answer", "third out"]

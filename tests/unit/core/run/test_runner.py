@@ -140,13 +140,17 @@ def test_at_most_concurrency_requests_are_in_flight() -> None:
 
 def test_results_follow_suite_order_when_completion_order_is_reversed() -> None:
     suite = make_suite(6)
-    # The first prompt is the slowest: requests finish in reverse order.
-    provider = FakeProvider(delay=lambda prompt: 0.06 - 0.01 * int(prompt.id[1:]))
+    # The first request goes alone (its answer says the rate limit) and is answered at once;
+    # then the earlier a prompt, the slower: the rest finish in reverse order.
+    provider = FakeProvider(
+        delay=lambda prompt: 0.0 if prompt.id == "p0" else 0.07 - 0.01 * int(prompt.id[1:])
+    )
 
     result = run(suite, provider, concurrency=12, samples=2)
 
-    assert provider.calls.finished[:2] == ["p5", "p5"]
-    assert provider.calls.finished[-2:] == ["p0", "p0"]
+    assert provider.calls.finished[:2] == ["p0", "p0"]
+    assert provider.calls.finished[2:4] == ["p5", "p5"]
+    assert provider.calls.finished[-2:] == ["p1", "p1"]
     expected = [(f"p{i}", s) for i in range(6) for s in range(2)]
     assert [(r.prompt_id, r.sample) for r in result.llm_responses] == expected
     assert [(r.prompt_id, r.sample) for r in result.probe_results] == expected
