@@ -216,9 +216,9 @@ def compare(
     """Compare a current run against a saved baseline snapshot (or a pool of them).
 
     A ``samples: auto`` run that sampled against a baseline is judged by its sequential procedure
-    against the pool (the snapshot's stored entries, or the snapshots given newest first), at
-    most ``pool_size`` runs (default: as many as it decided against); any other run is compared
-    with the newest snapshot by the fixed-sample rules.
+    against the pool (the snapshot's stored entries, or the snapshots given newest first), at most
+    ``pool_size`` runs (default: as many as it decided against); any other run by the fixed-sample
+    rules against the newest snapshot.
 
     Args:
         baseline: Saved :class:`BaselineSnapshot`, or a list of them (newest first).
@@ -230,13 +230,11 @@ def compare(
         ValueError: If suite names do not match (guards against comparing incompatible suites).
     """
     snapshots = _snapshots(baseline, current)
-    baseline = snapshots[0]
-    found = _match(baseline.run_result, current)
+    found = _match((baseline := snapshots[0]).run_result, current)
     warnings = _provenance_warnings(baseline, current)
     thresholds = _Thresholds(regression_threshold, improvement_threshold, alpha)
     record = _sampled_against_a_baseline(current)
-    # A run sampled against a pool is judged by its sequential decisions only (no fixed-sample
-    # rule, no single-sample fallback, no warning of theirs).
+    # Sampled against a pool: its sequential decisions only (no fixed-sample rule or warning).
     fixed_warnings = warnings if record is None else []
     comparisons, statistical = _fixed_sample_comparisons(found.pairs, thresholds, fixed_warnings)
     pool_runs = 1

@@ -68,6 +68,10 @@ class Job:
     sample: int
 
 
+CANCEL_REPEAT = 1.0
+"""Seconds a stopping run waits for its cancelled workers before cancelling them again."""
+
+
 def plan(prompts: Sequence[CanaryPrompt], samples: int) -> Iterator[Job]:
     """Samples 0 … ``samples - 1`` of every prompt, in suite order, made as they are asked for."""
     return (Job(p, i) for p in prompts for i in range(samples))
@@ -92,6 +96,18 @@ async def _until_done_or_stopped(
         if stopped is not None:
             stopped.cancel()
             await asyncio.gather(stopped, return_exceptions=True)
+
+
+async def _cancel_all(tasks: set[asyncio.Task[None]]) -> None:
+    """Cancel every task and wait for it; a cancellation that was swallowed (see
+    :meth:`RunSession.answer`) is sent again until the task ends."""
+    pending = set(tasks)
+    while pending:
+        for task in pending:
+            task.cancel()
+        _, pending = await asyncio.wait(pending, timeout=CANCEL_REPEAT)
+    # Every worker's outcome is retrieved, so a stopped run logs no stray traceback.
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 class RunSession:
@@ -155,21 +171,27 @@ class RunSession:
         pending = enumerate(jobs)
         answered: dict[int, LLMResponse] = {}
         asked: dict[int, Job] = {}
+        stopping = False
 
         async def worker() -> None:
             for index, job in pending:
                 asked[index] = job
-                answered[index] = await self._one(job, progress)
-                del asked[index]
+                response = await self._one(job, progress)
+                # A cancellation can be swallowed (Python 3.11's wait_for returns a result that
+                # arrived with it; a client may turn it into its own error): once stopping, an
+                # errored job stays unanswered and the worker pulls no other job.
+                if not (stopping and response.errored):
+                    answered[index] = response
+                    del asked[index]
+                if stopping:
+                    return
 
         workers = {asyncio.ensure_future(worker()) for _ in range(self._workers)}
         try:
             await _until_done_or_stopped(workers, stop)
         finally:
-            for task in workers:
-                task.cancel()
-            # Every worker's outcome is retrieved, so a stopped run logs no stray traceback.
-            await asyncio.gather(*workers, return_exceptions=True)
+            stopping = True
+            await _cancel_all(workers)
         # Stopped: in-flight requests were abandoned; they and the jobs never pulled become
         # errored responses, so what was answered is kept.
         unanswered = {**asked, **dict(pending)}
