@@ -496,18 +496,17 @@ def test_samples_above_the_cap_are_refused() -> None:
 # ── stopping ─────────────────────────────────────────────────────────────────
 
 
-def test_a_stopped_run_pulls_no_job_after_a_swallowed_cancellation() -> None:
-    # One worker, prompts p0, p1, p2. p1 errors once; the stop comes during its backoff sleep,
-    # and the sleep swallows the cancellation (as Python 3.11's wait_for does when a result
-    # arrives with it), so the retry answers. p2 never answers: a worker that pulled it after
-    # the stop would be sent and hang the run.
+def _stopped_during_a_retry(hanging: str) -> tuple[Any, FakeProvider]:
+    """One worker, prompts p0, p1, p2. p1 errors once; the stop comes during its backoff sleep,
+    and the sleep swallows the cancellation (as Python 3.11's wait_for does when a result arrives
+    with it). ``hanging``: the request that never answers (p1's retry, or p2)."""
     never = asyncio.Event()
     stop = asyncio.Event()
 
     async def answer(prompt: CanaryPrompt, sample: int, attempt: int) -> str:
         if prompt.id == "p1" and attempt == 0:
             raise http_error(503)
-        if prompt.id == "p2":
+        if (prompt.id, attempt) == (hanging, 1 if hanging == "p1" else 0):
             await never.wait()
         return "answer"
 
@@ -525,7 +524,12 @@ def test_a_stopped_run_pulls_no_job_after_a_swallowed_cancellation() -> None:
                          rng=random.Random(0), stop=stop)  # fmt: skip
         return await asyncio.wait_for(run_, 60)  # the hang guard
 
-    result = asyncio.run(stopped_run())
+    return asyncio.run(stopped_run()), provider
+
+
+def test_a_stopped_run_pulls_no_job_after_a_swallowed_cancellation() -> None:
+    # p2 never answers: a worker that pulled it after the stop would be sent and hang the run.
+    result, provider = _stopped_during_a_retry(hanging="p2")
 
     assert result.incomplete is not None
     assert [c[0] for c in provider.calls.log] == ["p0", "p1", "p1"]  # p2 was never sent
@@ -535,33 +539,9 @@ def test_a_stopped_run_pulls_no_job_after_a_swallowed_cancellation() -> None:
 
 
 def test_a_stopped_run_cancels_again_a_worker_that_swallowed_the_cancellation() -> None:
-    # As above, but p1's retry never answers: the swallowed cancellation left the worker in a
-    # request of its own, which only a second cancellation ends.
-    never = asyncio.Event()
-    stop = asyncio.Event()
-
-    async def answer(prompt: CanaryPrompt, sample: int, attempt: int) -> str:
-        if prompt.id == "p1" and attempt == 0:
-            raise http_error(503)
-        if prompt.id == "p1":
-            await never.wait()
-        return "answer"
-
-    async def swallowing_sleep(delay: float) -> None:
-        if not stop.is_set():
-            stop.set()
-            with contextlib.suppress(asyncio.CancelledError):
-                await never.wait()
-
-    provider = FakeProvider(answer)
-    options = RunOptions(samples=1, concurrency=1, max_retries=1, show_progress=False)
-
-    async def stopped_run() -> Any:
-        run_ = run_suite(make_suite(3), provider, options, sleep=swallowing_sleep,
-                         rng=random.Random(0), stop=stop)  # fmt: skip
-        return await asyncio.wait_for(run_, 60)  # the hang guard
-
-    result = asyncio.run(stopped_run())
+    # p1's retry never answers: the swallowed cancellation left the worker in a request of its
+    # own, which only a second cancellation ends.
+    result, provider = _stopped_during_a_retry(hanging="p1")
 
     by_prompt = {r.prompt_id: r for r in result.llm_responses}
     assert by_prompt["p1"].error == STOPPED_ERROR
