@@ -28,7 +28,6 @@ pool and by :mod:`promptcanary.core.sampling.sequential` to widen a comparison.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
@@ -141,8 +140,3 @@ def anchor_runs(runs: Sequence[T], share: float = ANCHOR_SHARE) -> tuple[T, ...]
     if len(kept) >= len(runs):
         return ()
     return tuple(reversed(kept))
-
-
-def logit_sd(spread: float) -> float:
-    """The logit-scale standard deviation of a variance ``spread`` (for reports)."""
-    return math.sqrt(max(0.0, spread))
