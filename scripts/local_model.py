@@ -44,6 +44,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LOCK = REPO_ROOT / "requirements-model.lock"
+# pip itself, first: the pip `venv` bundles may resolve a locked extra against a newer release.
+PIP_LOCK = REPO_ROOT / "requirements-pip.lock"
 VENV = REPO_ROOT / ".venv-model"
 STAMP = VENV / ".installed"
 STATE_DIR = REPO_ROOT / ".model-server"
@@ -139,6 +141,11 @@ def install(python: str = sys.executable) -> Path:
     require_build_tools()
     if not venv_python().exists():
         _run([python, "-m", "venv", str(VENV)], "create the virtual environment .venv-model")
+    _run(
+        [str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check", "--quiet"]
+        + ["--require-hashes", "-r", str(PIP_LOCK)],
+        "install requirements-pip.lock (the locked pip) into .venv-model",
+    )
     env = {
         **os.environ,
         "CMAKE_ARGS": f"{os.environ.get('CMAKE_ARGS', '')} {CMAKE_ARGS}".strip(),

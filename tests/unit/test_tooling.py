@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 LOCKS = [ROOT / "requirements.lock", ROOT / "requirements-dev.lock"]
 MODEL_LOCK = ROOT / "requirements-model.lock"
+PIP_LOCK = ROOT / "requirements-pip.lock"
 SAFE_LITELLM = "1.106.2"
 COMPROMISED_LITELLM = "1.107.0"
 
@@ -171,12 +172,30 @@ def test_dockerfile_installs_the_hash_pinned_lock_before_copying_the_code() -> N
     assert "requirements.lock" in install[0]
     assert "pip uninstall --yes --quiet hf-xet pip" in install[0]
     assert "compileall" in install[0]
-    copy_lock = next(i for i, s in enumerate(instructions) if "COPY requirements.lock" in s)
+    copy_lock = next(
+        i for i, s in enumerate(instructions) if s.startswith("COPY") and "requirements.lock" in s
+    )
     copy_venv = instructions.index("COPY --from=deps /opt/venv /opt/venv")
     copy_code = next(i for i, s in enumerate(instructions) if s.startswith("COPY promptcanary"))
     assert copy_lock < instructions.index(install[0]) < copy_venv < copy_code
     assert 'ENTRYPOINT ["/opt/venv/bin/python", "/app/entrypoint.py"]' in instructions
     assert any("git" in i and "apt-get install" in i for i in instructions)
+
+
+def test_every_environment_installs_the_locked_pip_before_its_lock() -> None:
+    # pip before 23.3 resolves a locked extra (litellm's httpx[http2]) against the newest
+    # release on the index and fails under --require-hashes once one appears (httpx 0.29.0).
+    (pip_entry,) = lock_entries(PIP_LOCK)
+    version = re.match(r"pip==(\S+) ", pip_entry)
+    assert version, pip_entry
+    assert tuple(int(part) for part in version.group(1).split(".")[:2]) >= (23, 3)
+    assert lock_versions(ROOT / "requirements-dev.lock")["pip"] == version.group(1)
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert makefile.index("-r requirements-pip.lock") < makefile.index("-r requirements-dev.lock")
+    (install,) = [i for i in dockerfile_instructions() if i.startswith("RUN") and "pip install" in i]
+    assert install.index("requirements-pip.lock") < install.index("/tmp/requirements.lock")
+    model_setup = (ROOT / "scripts" / "local_model.py").read_text(encoding="utf-8")
+    assert model_setup.index("str(PIP_LOCK)") < model_setup.index("str(LOCK)")
 
 
 @pytest.mark.parametrize("path", [*LOCKS, MODEL_LOCK], ids=lambda p: p.name)
