@@ -142,8 +142,10 @@ def install(python: str = sys.executable) -> Path:
     if not venv_python().exists():
         _run([python, "-m", "venv", str(VENV)], "create the virtual environment .venv-model")
     _run(
-        [str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check", "--quiet"]
-        + ["--require-hashes", "-r", str(PIP_LOCK)],
+        [
+            *(str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check"),
+            *("--quiet", "--require-hashes", "-r", str(PIP_LOCK)),
+        ],
         "install requirements-pip.lock (the locked pip) into .venv-model",
     )
     env = {
