@@ -10,7 +10,7 @@ from typing import Any
 from promptcanary.core.models import CanaryPrompt, CanaryRunResult
 from promptcanary.core.probes.format import KeywordPresenceProbe
 from promptcanary.core.run.options import RunOptions
-from promptcanary.core.run.pacing import Pacing
+from promptcanary.core.run.pacing import FIRST_ANSWER_REASON, Pacing
 from promptcanary.core.run.runner import run_suite
 from promptcanary.core.suite import CanarySuite
 from promptcanary.providers.litellm import LiteLLMProvider
@@ -96,9 +96,13 @@ def test_two_keys_do_not_share(llm_server: FakeLLMServer) -> None:
         run_suite(suite_of(10, "b"), provider(llm_server, key="sk-b"), options(), pacing=shared),
     )
 
-    # Each key's own burst held its ten: nobody waited for the other key's budget.
+    # Each key's own burst held its ten: nobody waited for the other key's budget, only for
+    # the key's own first answer.
     assert limit.refused == {}
-    assert [r.paced_seconds for r in results] == [0.0, 0.0]
+    assert len(shared.limiters) == 2
+    for limiter in shared.limiters.values():
+        assert set(limiter.stats.reasons) <= {FIRST_ANSWER_REASON}
+    assert [r.rate_limited for r in results] == [0, 0]
     for key in ("Bearer sk-a", "Bearer sk-b"):
         assert len(limit.admitted_at[key]) == 10
 

@@ -20,6 +20,12 @@ requests and tokens, each a bucket that refills continuously at its limit per mi
   it per second (additive increase, multiplicative decrease). Every 429's
   ``Retry-After`` holds the whole scope, not only the request that got it.
 
+**A 429 although the budget said there was room** (headers or ``rpm:``/``tpm:`` known): the
+server's bucket is smaller than the jitter between requests (requests sent evenly arrive
+bunched). Every request then costs a margin more (a tenth of its cost more per such 429, at
+most twice its cost), which widens the spacing; the margin shrinks by 0.5% of itself per
+answer, so it settles where such 429s are rare.
+
 Before a scope's first answer nothing is known: one request goes first and the others wait for
 its answer (a blind burst is what a server holding a fraction of a second of budget refuses).
 
@@ -68,8 +74,16 @@ CEILING = 1.5
 """The rate grows to at most this multiple of the rate admitted over the last second."""
 FIRST_ANSWER_WAIT = 2.0
 """Seconds the requests after a scope's first wait for its answer before going out anyway."""
+FIRST_ANSWER_REASON = "the key's first answer (slow start: its headers say the budget)"
+"""Why requests before a scope's first answer wait."""
 REPROBE = 0.5
 """A 429 that sets the rate below this share of the last one starts probing again."""
+WIDEN = 0.1
+"""A 429 although the budget said there was room adds this share of a request's cost."""
+MAX_MARGIN = 1.0
+"""The margin never adds more than this share (the spacing at most doubles)."""
+NARROW = 0.005
+"""Share of the margin taken off per answer that was not a 429."""
 
 
 class _Bucket:
@@ -126,11 +140,13 @@ class Ticket:
 
     sent_at: float
     tokens: int
-    waited: float = 0.0
-    """Seconds it waited for the budget."""
-    reason: str = ""
-    """The budget that made it wait longest."""
+    waits: dict[str, float] = field(default_factory=dict)
+    """Seconds it waited, by what made it wait."""
     settled: bool = False
+
+    @property
+    def waited(self) -> float:
+        return sum(self.waits.values())
 
 
 @dataclass
@@ -179,6 +195,9 @@ class Limiter:
         self.started: float | None = None
         self.admitted: deque[float] = deque()
         self.held_until = 0.0
+        self.margin = 0.0
+        """Share of a request's cost charged on top (see the module's docstring)."""
+        self.widened = -math.inf
         self.in_flight: list[Ticket] = []
         self._synced = -math.inf
         self._next_send = now
@@ -214,25 +233,28 @@ class Limiter:
         the others wait for its answer (whose headers say the budget), at most
         ``first_answer_wait`` seconds; then at most ``first_burst`` (one run's concurrency),
         so runs starting together on one key do not add up their bursts."""
+        waits: dict[str, float] = {}
         if first_burst is not None and not self.answered and self.in_flight:
+            started = self.clock()
             await self._before_first_answer(first_burst)
-        waited, longest, why = 0.0, 0.0, ""
+            self._count(waits, FIRST_ANSWER_REASON, self.clock() - started)
         if not self.idle:
             async with self._loop_lock():
                 while True:
-                    now = self.clock()
-                    wait, reason = self.delay(tokens, now, retry=retry)
+                    wait, reason = self.delay(tokens, self.clock(), retry=retry)
                     if wait <= EPSILON:  # rounding must not leave a waiter spinning
                         break
-                    waited += wait
-                    if wait > longest:
-                        longest, why = wait, reason
-                    self.stats.waited += wait
-                    self.stats.reasons[reason] = self.stats.reasons.get(reason, 0.0) + wait
+                    self._count(waits, reason, wait)
                     await sleep(wait)
         ticket = self._take(tokens)
-        ticket.waited, ticket.reason = waited, why
+        ticket.waits = waits
         return ticket
+
+    def _count(self, waits: dict[str, float], reason: str, seconds: float) -> None:
+        if seconds > 0:
+            waits[reason] = waits.get(reason, 0.0) + seconds
+            self.stats.waited += seconds
+            self.stats.reasons[reason] = self.stats.reasons.get(reason, 0.0) + seconds
 
     def _take(self, tokens: int) -> Ticket:
         now = self.clock()
@@ -240,7 +262,7 @@ class Limiter:
             self.started = now
         for name, bucket in self.buckets.items():
             bucket.refill(now)
-            bucket.level -= 1.0 if name == "requests" else float(tokens)
+            bucket.level -= (1.0 if name == "requests" else float(tokens)) * (1 + self.margin)
         if self.rate is not None:
             # A late wake-up (a busy event loop) is made up, up to SLACK: lost time adds up.
             self._next_send = max(now - SLACK, self._next_send) + 1 / self.rate
@@ -306,9 +328,12 @@ class Limiter:
             self.stats.rate_limited += 1
             if retry_after is not None and retry_after > 0:
                 self.held_until = max(self.held_until, now + retry_after)
-            if not self.from_headers and not self.configured["requests"]:
+            if self.from_headers or self.configured["requests"]:
+                self._widen(ticket, now)
+            else:
                 self._decrease(ticket, now)
         else:
+            self.margin *= 1 - NARROW
             self._increase(now)
 
     def _learn(self, headers: RateLimitHeaders, now: float, sent_at: float) -> None:
@@ -343,6 +368,13 @@ class Limiter:
         # it (another job spending the key's budget).
         most = budget.remaining + (now - sent_at) * rate - in_flight
         bucket.level = min(bucket.level, most)
+
+    def _widen(self, ticket: Ticket, now: float) -> None:
+        # One widening per bunch: requests sent before the last one met the old spacing.
+        if ticket.sent_at <= self.widened:
+            return
+        self.widened = now
+        self.margin = min(MAX_MARGIN, self.margin + WIDEN)
 
     def _decrease(self, ticket: Ticket, now: float) -> None:
         # One decrease per burst: a request sent before the last one went out at the old rate,
@@ -402,3 +434,8 @@ class Pacing:
         if scope not in self._limiters:
             self._limiters[scope] = Limiter(scope, rpm=rpm, tpm=tpm, clock=self.clock)
         return self._limiters[scope]
+
+    @property
+    def limiters(self) -> dict[str, Limiter]:
+        """The limiters made so far, by scope."""
+        return dict(self._limiters)

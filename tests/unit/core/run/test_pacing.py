@@ -312,3 +312,68 @@ def test_a_slow_first_answer_lets_one_runs_burst_go_after_the_wait() -> None:
         return order
 
     assert asyncio.run(go()) == ["second out", "first answer", "third out"]
+
+
+def test_a_429_although_the_budget_had_room_widens_the_spacing_then_it_narrows() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)  # headers: 60 a minute, one request of budget
+
+    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), headers=headers(remaining=0))
+    ticket = asyncio.run(limiter.acquire(1, clock.sleep))
+    assert clock.sleeps == [pytest.approx(1.0)]  # exact spacing: one a second
+    # It arrived bunched with the one before (jitter): refused although the count said room.
+    limiter.settle(ticket, headers=headers(remaining=0), rate_limited=True)
+    assert limiter.margin == pytest.approx(pacing.WIDEN)
+    clock.sleeps.clear()
+    sends(limiter, clock, 3)
+    # Each request now costs 1 + WIDEN: a second more between them, narrowing per answer.
+    assert clock.sleeps[-1] == pytest.approx(1 + pacing.WIDEN * (1 - pacing.NARROW), rel=0.01)
+    assert limiter.margin == pytest.approx(pacing.WIDEN * (1 - pacing.NARROW) ** 3)
+
+
+def test_refusals_of_one_bunch_widen_once_and_the_margin_is_capped() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", rpm=600, clock=clock)  # rpm: known budget, so a 429 widens
+
+    async def bunch() -> None:
+        tickets = [await limiter.acquire(1, clock.sleep) for _ in range(4)]
+        clock.now += 0.01
+        for ticket in tickets:  # all four answered 429: one widening
+            limiter.settle(ticket, rate_limited=True)
+
+    asyncio.run(bunch())
+    assert limiter.margin == pytest.approx(pacing.WIDEN)
+    assert limiter.rate is None  # a known budget is not searched for
+    for _ in range(30):
+        asyncio.run(bunch())
+    assert limiter.margin == pytest.approx(pacing.MAX_MARGIN)
+
+
+def test_without_a_known_budget_a_429_searches_the_rate_and_adds_no_margin() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)
+    limiter.started = clock.now
+    limiter.admitted.extend([clock.now] * 10)
+    clock.now += 1.0
+    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), rate_limited=True)
+    assert limiter.rate is not None
+    assert limiter.margin == 0.0
+
+
+def test_waits_for_the_first_answer_are_counted_with_their_reason() -> None:
+    limiter = Limiter("s", first_answer_wait=60.0)  # the real clock: the wait is for an event
+
+    async def go() -> float:
+        first = await limiter.acquire(1, asyncio.sleep, first_burst=8)
+
+        async def answer() -> None:
+            await asyncio.sleep(0.05)
+            limiter.settle(first)
+
+        answering = asyncio.ensure_future(answer())
+        second = await limiter.acquire(1, asyncio.sleep, first_burst=8)
+        await answering
+        return second.waits.get(pacing.FIRST_ANSWER_REASON, 0.0)
+
+    assert asyncio.run(go()) > 0
+    assert set(limiter.stats.reasons) == {pacing.FIRST_ANSWER_REASON}
