@@ -19,7 +19,7 @@ from typing import TextIO
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse
 from promptcanary.core.run.options import RunOptions
-from promptcanary.core.run.pacing import Limiter, Pacing, Ticket
+from promptcanary.core.run.pacing import SLOW_START_REASONS, Limiter, Pacing, Ticket
 from promptcanary.core.run.progress import RunProgress
 from promptcanary.core.run.provider import BaseLLMProvider, ProviderError
 from promptcanary.core.run.rate_headers import RateLimitHeaders, parse_rate_limit_headers
@@ -231,6 +231,10 @@ class Paced:
 
     rate_limited: int = 0
     waited: float = 0.0
+    """Seconds waited for the budget (``paced_seconds``; the slow start is not counted: its
+    waits are the first answers' round trips, which every run has)."""
+    starting: float = 0.0
+    """Seconds waited in the slow start (for the key's first answers)."""
     reasons: dict[str, float] | None = None
     started: float | None = None
     """When the first request was asked for (the limiter's clock)."""
@@ -240,9 +244,10 @@ class Paced:
     def log(self, model: str, stream: TextIO | None, *, enabled: bool = True) -> None:
         """One line when pacing slowed the run (a second or more) or the provider said 429:
         how long, from when, and every reason with its share."""
-        if not enabled or (self.waited < PACING_LOG_SECONDS and not self.rate_limited):
+        total = self.waited + self.starting
+        if not enabled or (total < PACING_LOG_SECONDS and not self.rate_limited):
             return
-        line = f"promptcanary: {model}: requests waited {self.waited:.1f} s for the rate limit"
+        line = f"promptcanary: {model}: requests waited {total:.1f} s for the rate limit"
         if self.slowed is not None:
             line += f" (from {self.slowed:.1f} s into the run)"
         parts = [line]
@@ -260,7 +265,10 @@ class Paced:
         if ticket.waits and self.slowed is None:
             self.slowed = max(0.0, asked - self.started)
         for reason, seconds in ticket.waits.items():
-            self.waited += seconds
+            if reason in SLOW_START_REASONS:
+                self.starting += seconds
+            else:
+                self.waited += seconds
             self.reasons = self.reasons or {}
             self.reasons[reason] = self.reasons.get(reason, 0.0) + seconds
 

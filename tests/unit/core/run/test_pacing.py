@@ -1,5 +1,7 @@
 """The limiter's arithmetic on a fake clock: budgets from rpm/tpm and from headers, the token
-estimate corrected by usage, AIMD on 429s without headers, the scope's Retry-After hold."""
+estimate corrected by usage, the margin after a 429 the budget did not foresee, the search for
+the rate on 429s without headers (its arithmetic: test_rate_search.py), the scope's Retry-After
+hold."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import math
 
 import pytest
 
-from promptcanary.core.run import pacing
+from promptcanary.core.run import pacing, rate_search
 from promptcanary.core.run.pacing import Limiter, Pacing, TokenEstimate
 from promptcanary.core.run.rate_headers import Budget, RateLimitHeaders
 
@@ -177,45 +179,9 @@ def test_a_429_burst_without_headers_decreases_the_rate_once() -> None:
 
     asyncio.run(go())
     # 20 admitted over the last second: 0.9 x 20 per second, set once for the burst.
-    assert limiter.rate == pytest.approx(pacing.DECREASE * 20)
+    assert limiter.rate == pytest.approx(rate_search.DECREASE * 20)
     assert limiter.stats.rate_limited == 8
-    assert limiter.probing
-
-
-def test_aimd_probes_then_grows_additively_and_halves_no_more_than_once_per_burst() -> None:
-    clock = FakeTime()
-    limiter = Limiter("s", clock=clock)
-    limiter.started = clock.now
-    limiter.admitted.extend([clock.now] * 10)
-    clock.now += 1.0
-    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), rate_limited=True)
-    first = limiter.rate
-    assert first is not None and first == pytest.approx(9.0)
-    # Probing: 3% per answer (within 1.5 x the rate admitted over the last second).
-    times = sends(limiter, clock, 15)
-    assert limiter.rate == pytest.approx(first * (1 + pacing.PROBE_GROWTH) ** 15)
-    assert times[-1] - times[0] > 1.0  # paced, on the fake clock
-    probed = limiter.rate
-    assert probed is not None
-    ticket = asyncio.run(limiter.acquire(1, clock.sleep))
-    admitted = limiter._admitted_rate(clock.now)
-    limiter.settle(ticket, rate_limited=True)
-    assert limiter.rate is not None and not limiter.probing
-    floor = probed * pacing.DECREASE  # one 429 takes off at most 1 - 0.9²
-    assert limiter.rate == pytest.approx(pacing.DECREASE * max(min(probed, admitted), floor))
-    # A second 429 before any answer since is the same burst: no second decrease.
-    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), rate_limited=True)
-    assert limiter.rate == pytest.approx(pacing.DECREASE * max(min(probed, admitted), floor))
-    settled = limiter.rate
-    sends(limiter, clock, 10)
-    grown = limiter.rate
-    assert grown is not None and grown > settled
-    times = sends(limiter, clock, 10)
-    # Additive in time: STEADY_GROWTH of the rate set at the 429 per second, whatever the rate
-    # (an answer adds that over the rate: at a low rate answers are few).
-    expected = grown + 10 * settled * pacing.STEADY_GROWTH / grown
-    assert limiter.rate == pytest.approx(expected, rel=1e-3)
-    assert times[-1] > times[0]
+    assert limiter.search.probing
 
 
 def test_a_first_429_with_no_answers_only_holds() -> None:
@@ -281,7 +247,7 @@ def test_before_the_first_answer_one_request_goes_and_the_others_wait_for_it() -
         for _ in range(5):
             await asyncio.sleep(0)
         order.append("first answer")
-        limiter.settle(first)
+        limiter.settle(first, headers=headers(remaining=10))  # room for all three
         await asyncio.gather(*others)
         return order
 
@@ -352,8 +318,8 @@ def test_refusals_of_one_bunch_widen_once_and_the_margin_is_capped() -> None:
 def test_without_a_known_budget_a_429_searches_the_rate_and_adds_no_margin() -> None:
     clock = FakeTime()
     limiter = Limiter("s", clock=clock)
-    limiter.started = clock.now
-    limiter.admitted.extend([clock.now] * 10)
+    limiter.search.started = clock.now
+    limiter.search.admitted.extend([clock.now] * 10)
     clock.now += 1.0
     limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), rate_limited=True)
     assert limiter.rate is not None
@@ -377,3 +343,32 @@ def test_waits_for_the_first_answer_are_counted_with_their_reason() -> None:
 
     assert asyncio.run(go()) > 0
     assert set(limiter.stats.reasons) == {pacing.FIRST_ANSWER_REASON}
+
+
+def test_without_headers_in_flight_grows_by_one_per_answer_until_a_429() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock, first_answer_wait=60.0)
+
+    async def go() -> list[int]:
+        out: list[pacing.Ticket] = [await limiter.acquire(1, clock.sleep, first_burst=8)]
+        sizes: list[int] = []
+
+        async def one() -> None:
+            out.append(await limiter.acquire(1, clock.sleep, first_burst=8))
+
+        waiting = [asyncio.ensure_future(one()) for _ in range(9)]
+        for _ in range(4):  # answer the oldest in flight, let the waiters run, count
+            for _ in range(10):
+                await asyncio.sleep(0)
+            sizes.append(len(limiter.in_flight))
+            limiter.settle(limiter.in_flight[0])
+        for _ in range(10):
+            await asyncio.sleep(0)
+        sizes.append(len(limiter.in_flight))
+        limiter.settle(limiter.in_flight[0], rate_limited=True)  # a 429 ends the slow start
+        await asyncio.gather(*waiting)
+        return sizes
+
+    # One alone, then 2, 3, 4 in flight after 1, 2, 3 answers: one more per answer.
+    assert asyncio.run(go()) == [1, 2, 3, 4, 5]
+    assert not limiter.slow_start
