@@ -20,7 +20,7 @@ R) and two models on two keys (R/2 each, N/2 requests each: each key its own bud
 bound stays N/R; were the keys' budgets shared it would double).
 
     .venv/bin/python bench/rate_limit.py [--requests 600] [--rpm 1200] [--latency 0.02]
-        [--repeat 1] [--only "no headers"]
+        [--repeat 1] [--only "no headers"] [--case headers --case "no headers"]
 """
 
 from __future__ import annotations
@@ -227,6 +227,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs of every case, interleaved")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--only", default="", help="run only the cases whose name has this")
+    parser.add_argument(
+        "--case", action="append", default=[], help="run this case (its exact name; repeatable)"
+    )
     args = parser.parse_args()
     print(machine_note())
     print(
@@ -237,7 +240,7 @@ def main() -> None:
 
     import_litellm()
     server = LimitedServer(args.latency)
-    cases = [c for c in CASES if args.only in c[0]]
+    cases = [c for c in CASES if args.only in c[0] and (not args.case or c[0] in args.case)]
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {
         c[0]: {"today": [], "paced": []} for c in cases
     }
