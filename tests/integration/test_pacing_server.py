@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+from pathlib import Path
 from typing import Any
 
 from promptcanary.core.models import CanaryPrompt, CanaryRunResult
@@ -16,6 +18,7 @@ from promptcanary.core.suite import CanarySuite
 from promptcanary.providers.litellm import LiteLLMProvider
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.rate_limits import ServerRateLimit
+from tests.integration.test_litellm_models import cli, write_suite
 
 
 def suite_of(n: int, name: str = "paced") -> CanarySuite:
@@ -134,3 +137,21 @@ def test_the_served_model_and_fingerprint_are_recorded(llm_server: FakeLLMServer
     stored = result.model_dump(mode="json")["llm_responses"][0]
     assert stored["served_model"] == "fake-2025-01-01"
     assert "rate_limit_headers" not in stored
+
+
+def test_run_json_through_the_cli_records_the_429s(
+    llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    # One request of budget, no headers: the second and third sent together are refused.
+    llm_server.rate_limit = limit = ServerRateLimit(rpm=300, burst=0.2, headers=False)
+    write_suite(tmp_path, f'  - {{model: openai/local, api_base: "{llm_server.url}"}}', prompts=6)
+
+    done = cli("run", "-c", "canary.yaml", "--samples", "1", "--output-json", "run.json",
+               "--max-retries", "8", cwd=tmp_path, env={"OPENAI_API_KEY": "sk-a"})  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    refused = sum(limit.refused.values())
+    assert refused >= 1
+    assert run["rate_limited"] == refused
+    assert all(not r.get("error") for r in run["llm_responses"])
