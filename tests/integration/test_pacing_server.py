@@ -100,7 +100,7 @@ def test_two_keys_do_not_share(llm_server: FakeLLMServer) -> None:
     )
 
     # Each key's own burst held its ten: nobody waited for the other key's budget, only for
-    # the key's own first answer (the slow start, not counted in paced_seconds).
+    # the key's own first answer (not counted in paced_seconds).
     assert limit.refused == {}
     assert [r.paced_seconds for r in results] == [0.0, 0.0]
     assert len(shared.limiters) == 2
@@ -142,7 +142,7 @@ def test_the_served_model_and_fingerprint_are_recorded(llm_server: FakeLLMServer
 def test_run_json_through_the_cli_records_the_429s(
     llm_server: FakeLLMServer, tmp_path: Path
 ) -> None:
-    # One request of budget, no headers: the second and third sent together are refused.
+    # One request of budget, no headers: the burst after the first answer is refused.
     llm_server.rate_limit = limit = ServerRateLimit(rpm=300, burst=0.2, headers=False)
     write_suite(tmp_path, f'  - {{model: openai/local, api_base: "{llm_server.url}"}}', prompts=6)
 

@@ -23,11 +23,6 @@ bunched). Every request then costs a margin more (a tenth of its cost more per s
 most twice its cost), which widens the spacing; the margin shrinks by 0.5% of itself per
 answer, so it settles where such 429s are rare.
 
-**Slow start** (no headers, no ``rpm:``, no 429 yet): after the first answer, the requests in
-flight grow by one per answer (doubling per round trip, as TCP's slow start), not to the whole
-concurrency at once: a server holding little budget refuses a blind burst, and each refused
-request costs a retry.
-
 Before a scope's first answer nothing is known: one request goes first and the others wait for
 its answer (a blind burst is what a server holding a fraction of a second of budget refuses).
 
@@ -60,9 +55,6 @@ FIRST_ANSWER_WAIT = 2.0
 """Seconds the requests after a scope's first wait for its answer before going out anyway."""
 FIRST_ANSWER_REASON = "the key's first answer (its headers say the budget)"
 """Why requests before a scope's first answer wait."""
-SLOW_START_REASON = "slow start (in flight grows by one per answer until a 429; no headers)"
-"""Why requests wait while a scope that sends no headers has few answers."""
-SLOW_START_REASONS = frozenset({FIRST_ANSWER_REASON, SLOW_START_REASON})
 WIDEN = 0.1
 """A 429 although the budget said there was room adds this share of a request's cost."""
 MAX_MARGIN = 1.0
@@ -183,10 +175,6 @@ class Limiter:
         self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self.answered = False
         self._answer: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
-        self.window = 1
-        """Requests in flight allowed during slow start."""
-        self.slow_start = True
-        self._news: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
 
     # ── before a request ──
 
@@ -227,11 +215,6 @@ class Limiter:
             started = self.clock()
             await self._before_first_answer(first_burst)
             self._count(waits, FIRST_ANSWER_REASON, self.clock() - started)
-        if first_burst is not None and self._window_full():
-            started = self.clock()
-            while self._window_full():
-                await self._next_answer().wait()
-            self._count(waits, SLOW_START_REASON, self.clock() - started)
         if not self.idle:
             async with self._loop_lock():
                 while True:
@@ -270,18 +253,6 @@ class Limiter:
             if len(self.in_flight) >= first_burst:
                 await answered.wait()
 
-    def _window_full(self) -> bool:
-        if self.slow_start and (self.from_headers or self.buckets or self.rate is not None):
-            self.slow_start = False  # something says the budget, or the search has a rate
-        return self.slow_start and self.answered and len(self.in_flight) >= self.window
-
-    def _next_answer(self) -> asyncio.Event:
-        """Set at the next settled request (made per event loop, like the lock)."""
-        loop = asyncio.get_running_loop()
-        if self._news is None or self._news[0] is not loop:
-            self._news = (loop, asyncio.Event())
-        return self._news[1]
-
     def _first_answer(self) -> asyncio.Event:
         loop = asyncio.get_running_loop()
         if self._answer is None or self._answer[0] is not loop:
@@ -317,13 +288,6 @@ class Limiter:
             self.answered = True
             if self._answer is not None:
                 self._answer[1].set()
-        if self._news is not None:
-            self._news[1].set()
-            self._news = None
-        if rate_limited:
-            self.slow_start = False
-        elif self.slow_start:
-            self.window += 1
         now = self.clock()
         tokens = self.buckets.get("tokens")
         if tokens is not None and used_tokens is not None:

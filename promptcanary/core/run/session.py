@@ -19,7 +19,7 @@ from typing import TextIO
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse
 from promptcanary.core.run.options import RunOptions
-from promptcanary.core.run.pacing import SLOW_START_REASONS, Limiter, Pacing, Ticket
+from promptcanary.core.run.pacing import FIRST_ANSWER_REASON, Limiter, Pacing, Ticket
 from promptcanary.core.run.progress import RunProgress
 from promptcanary.core.run.provider import BaseLLMProvider, ProviderError
 from promptcanary.core.run.rate_headers import RateLimitHeaders, parse_rate_limit_headers
@@ -231,10 +231,10 @@ class Paced:
 
     rate_limited: int = 0
     waited: float = 0.0
-    """Seconds waited for the budget (``paced_seconds``; the slow start is not counted: its
-    waits are the first answers' round trips, which every run has)."""
+    """Seconds waited for the budget (``paced_seconds``; the wait for the key's first answer is
+    not counted: it is one round trip, which every run has)."""
     starting: float = 0.0
-    """Seconds waited in the slow start (for the key's first answers)."""
+    """Seconds waited for the key's first answer."""
     reasons: dict[str, float] | None = None
     started: float | None = None
     """When the first request was asked for (the limiter's clock)."""
@@ -265,7 +265,7 @@ class Paced:
         if ticket.waits and self.slowed is None:
             self.slowed = max(0.0, asked - self.started)
         for reason, seconds in ticket.waits.items():
-            if reason in SLOW_START_REASONS:
+            if reason == FIRST_ANSWER_REASON:
                 self.starting += seconds
             else:
                 self.waited += seconds

@@ -343,32 +343,3 @@ def test_waits_for_the_first_answer_are_counted_with_their_reason() -> None:
 
     assert asyncio.run(go()) > 0
     assert set(limiter.stats.reasons) == {pacing.FIRST_ANSWER_REASON}
-
-
-def test_without_headers_in_flight_grows_by_one_per_answer_until_a_429() -> None:
-    clock = FakeTime()
-    limiter = Limiter("s", clock=clock, first_answer_wait=60.0)
-
-    async def go() -> list[int]:
-        out: list[pacing.Ticket] = [await limiter.acquire(1, clock.sleep, first_burst=8)]
-        sizes: list[int] = []
-
-        async def one() -> None:
-            out.append(await limiter.acquire(1, clock.sleep, first_burst=8))
-
-        waiting = [asyncio.ensure_future(one()) for _ in range(9)]
-        for _ in range(4):  # answer the oldest in flight, let the waiters run, count
-            for _ in range(10):
-                await asyncio.sleep(0)
-            sizes.append(len(limiter.in_flight))
-            limiter.settle(limiter.in_flight[0])
-        for _ in range(10):
-            await asyncio.sleep(0)
-        sizes.append(len(limiter.in_flight))
-        limiter.settle(limiter.in_flight[0], rate_limited=True)  # a 429 ends the slow start
-        await asyncio.gather(*waiting)
-        return sizes
-
-    # One alone, then 2, 3, 4 in flight after 1, 2, 3 answers: one more per answer.
-    assert asyncio.run(go()) == [1, 2, 3, 4, 5]
-    assert not limiter.slow_start
