@@ -5,8 +5,9 @@ A local OpenAI-compatible server (``tests/fakes/llm_server.FakeLLMServer`` with
 ``tests/fakes/rate_limits.ServerRateLimit``, in a child process) enforces R requests and T
 tokens per minute per API key, over token buckets holding 0.2 s of budget. With headers every
 answer carries OpenAI's ``x-ratelimit-*``; without, a 429 carries ``Retry-After`` only. N
-requests at R per minute cannot take less than N/R (the bound). Time is scaled down 2x: R =
-1,200 per minute instead of 600, so N = 600 takes 30 s, not 60; the ratio is the point.
+requests at R per minute cannot take less than N/R (the bound). By default time is scaled down
+2x: N = 300 at R = 600 per minute, a bound of 30 s, not the issue's 60 (``--requests 600``
+runs the issue's own N); the ratio is the point.
 
 Not faster: the client spends ~7-10 ms of CPU a request (LiteLLM and the engine), so at R =
 3,000 per minute it needs half a core, and on a shared 2-core machine the CPU it gets, not the
