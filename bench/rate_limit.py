@@ -5,8 +5,9 @@ A local OpenAI-compatible server (``tests/fakes/llm_server.FakeLLMServer`` with
 ``tests/fakes/rate_limits.ServerRateLimit``, in a child process) enforces R requests and T
 tokens per minute per API key, over token buckets holding 0.2 s of budget. With headers every
 answer carries OpenAI's ``x-ratelimit-*``; without, a 429 carries ``Retry-After`` only. N
-requests at R per minute cannot take less than N/R (the bound). Time is scaled down 2x: R =
-1,200 per minute instead of 600, so N = 600 takes 30 s, not 60; the ratio is the point.
+requests at R per minute cannot take less than N/R (the bound). By default time is scaled down
+2x: N = 300 at R = 600 per minute, a bound of 30 s, not the issue's 60 (``--requests 600``
+runs the issue's own N); the ratio is the point.
 
 Not faster: the client spends ~7-10 ms of CPU a request (LiteLLM and the engine), so at R =
 3,000 per minute it needs half a core, and on a shared 2-core machine the CPU it gets, not the
@@ -20,7 +21,7 @@ R) and two models on two keys (R/2 each, N/2 requests each: each key its own bud
 bound stays N/R; were the keys' budgets shared it would double).
 
     .venv/bin/python bench/rate_limit.py [--requests 600] [--rpm 1200] [--latency 0.02]
-        [--repeat 1] [--only "no headers"]
+        [--repeat 1] [--only "no headers"] [--case headers --case "no headers"]
 """
 
 from __future__ import annotations
@@ -227,6 +228,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs of every case, interleaved")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--only", default="", help="run only the cases whose name has this")
+    parser.add_argument(
+        "--case", action="append", default=[], help="run this case (its exact name; repeatable)"
+    )
     args = parser.parse_args()
     print(machine_note())
     print(
@@ -237,7 +241,7 @@ def main() -> None:
 
     import_litellm()
     server = LimitedServer(args.latency)
-    cases = [c for c in CASES if args.only in c[0]]
+    cases = [c for c in CASES if args.only in c[0] and (not args.case or c[0] in args.case)]
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {
         c[0]: {"today": [], "paced": []} for c in cases
     }

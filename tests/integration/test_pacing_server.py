@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+from pathlib import Path
 from typing import Any
 
 from promptcanary.core.models import CanaryPrompt, CanaryRunResult
 from promptcanary.core.probes.format import KeywordPresenceProbe
 from promptcanary.core.run.options import RunOptions
-from promptcanary.core.run.pacing import Pacing
+from promptcanary.core.run.pacing import FIRST_ANSWER_REASON, Pacing
 from promptcanary.core.run.runner import run_suite
 from promptcanary.core.suite import CanarySuite
 from promptcanary.providers.litellm import LiteLLMProvider
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.rate_limits import ServerRateLimit
+from tests.integration.test_litellm_models import cli, write_suite
 
 
 def suite_of(n: int, name: str = "paced") -> CanarySuite:
@@ -96,9 +99,13 @@ def test_two_keys_do_not_share(llm_server: FakeLLMServer) -> None:
         run_suite(suite_of(10, "b"), provider(llm_server, key="sk-b"), options(), pacing=shared),
     )
 
-    # Each key's own burst held its ten: nobody waited for the other key's budget.
+    # Each key's own burst held its ten: nobody waited for the other key's budget, only for
+    # the key's own first answer (not counted in paced_seconds).
     assert limit.refused == {}
     assert [r.paced_seconds for r in results] == [0.0, 0.0]
+    assert len(shared.limiters) == 2
+    for limiter in shared.limiters.values():
+        assert set(limiter.stats.reasons) <= {FIRST_ANSWER_REASON}
     for key in ("Bearer sk-a", "Bearer sk-b"):
         assert len(limit.admitted_at[key]) == 10
 
@@ -130,3 +137,21 @@ def test_the_served_model_and_fingerprint_are_recorded(llm_server: FakeLLMServer
     stored = result.model_dump(mode="json")["llm_responses"][0]
     assert stored["served_model"] == "fake-2025-01-01"
     assert "rate_limit_headers" not in stored
+
+
+def test_run_json_through_the_cli_records_the_429s(
+    llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    # One request of budget, no headers: the burst after the first answer is refused.
+    llm_server.rate_limit = limit = ServerRateLimit(rpm=300, burst=0.2, headers=False)
+    write_suite(tmp_path, f'  - {{model: openai/local, api_base: "{llm_server.url}"}}', prompts=6)
+
+    done = cli("run", "-c", "canary.yaml", "--samples", "1", "--output-json", "run.json",
+               "--max-retries", "8", cwd=tmp_path, env={"OPENAI_API_KEY": "sk-a"})  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    refused = sum(limit.refused.values())
+    assert refused >= 1
+    assert run["rate_limited"] == refused
+    assert all(not r.get("error") for r in run["llm_responses"])

@@ -13,12 +13,15 @@ requests and tokens, each a bucket that refills continuously at its limit per mi
 * **Tokens** are counted before sending: the prompt's characters over the characters per token
   seen so far (4 until an answer's usage says), plus the completion tokens seen so far (the
   ``max_tokens`` cap until one is seen). The answer's usage then corrects the bucket.
-* **No headers and no ``rpm:``**: nothing is paced until a 429. Then requests go out at a rate
-  found as TCP finds a window: 0.9 times the rate the server admitted over the last second,
-  grown 3% per answer until the next 429 (the probe); from then on 0.9 times the lower of the
-  rate and the admitted rate at each 429 (but at least 0.81 times the rate), grown by 3% of
-  it per second (additive increase, multiplicative decrease). Every 429's
-  ``Retry-After`` holds the whole scope, not only the request that got it.
+* **No headers and no ``rpm:``**: nothing is paced until a 429; then the rate is searched for
+  as TCP finds a window (:mod:`.rate_search`). Every 429's ``Retry-After`` holds the whole
+  scope, not only the request that got it.
+
+**A 429 although the budget said there was room** (headers or ``rpm:``/``tpm:`` known): the
+server's bucket is smaller than the jitter between requests (requests sent evenly arrive
+bunched). Every request then costs a margin more (a tenth of its cost more per such 429, at
+most twice its cost), which widens the spacing; the margin shrinks by 0.5% of itself per
+answer, so it settles where such 429s are rare.
 
 Before a scope's first answer nothing is known: one request goes first and the others wait for
 its answer (a blind burst is what a server holding a fraction of a second of budget refuses).
@@ -31,11 +34,11 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from promptcanary.core.run.rate_headers import Budget, RateLimitHeaders
+from promptcanary.core.run.rate_search import RateSearch
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[object]]
@@ -46,30 +49,18 @@ MESSAGE_OVERHEAD = 8
 """Tokens a chat request adds to its texts (roles, separators)."""
 PACED_BURST_SECONDS = 1.0
 """With ``rpm:``/``tpm:`` and no headers, at most this many seconds of budget go out at once."""
-DECREASE = 0.9
-"""On a 429 without headers, the rate becomes this share of the rate the server admitted."""
-PROBE_GROWTH = 0.03
-"""Growth of the rate per answer until the second 429 (finding the limit)."""
-STEADY_GROWTH = 0.03
-"""Growth per second after that, as a share of the rate set at the last 429."""
-MIN_RATE = 0.05
-"""Requests per second a limiter never goes below (one every 20 s)."""
-MIN_ADMITTED = 2
-"""Answers needed before a 429 sets a rate: fewer say nothing about the server's."""
-ADMITTED_WINDOW = 1.0
-"""Seconds over which the rate the server admitted is measured at a 429."""
-SHORTEST_SPAN = 0.1
-"""Shortest span that rate is measured over (a 429 in the run's first moments)."""
 EPSILON = 1e-6
 """Waits shorter than this (seconds) are not waited."""
-SLACK = 0.1
-"""Seconds of a paced rate's schedule a late request may make up by going at once."""
-CEILING = 1.5
-"""The rate grows to at most this multiple of the rate admitted over the last second."""
 FIRST_ANSWER_WAIT = 2.0
 """Seconds the requests after a scope's first wait for its answer before going out anyway."""
-REPROBE = 0.5
-"""A 429 that sets the rate below this share of the last one starts probing again."""
+FIRST_ANSWER_REASON = "the key's first answer (its headers say the budget)"
+"""Why requests before a scope's first answer wait."""
+WIDEN = 0.1
+"""A 429 although the budget said there was room adds this share of a request's cost."""
+MAX_MARGIN = 1.0
+"""The margin never adds more than this share (the spacing at most doubles)."""
+NARROW = 0.005
+"""Share of the margin taken off per answer that was not a 429."""
 
 
 class _Bucket:
@@ -126,11 +117,13 @@ class Ticket:
 
     sent_at: float
     tokens: int
-    waited: float = 0.0
-    """Seconds it waited for the budget."""
-    reason: str = ""
-    """The budget that made it wait longest."""
+    waits: dict[str, float] = field(default_factory=dict)
+    """Seconds it waited, by what made it wait."""
     settled: bool = False
+
+    @property
+    def waited(self) -> float:
+        return sum(self.waits.values())
 
 
 @dataclass
@@ -171,22 +164,24 @@ class Limiter:
         self.tokens = TokenEstimate()
         self.stats = PacingStats()
         self.from_headers = False
-        # AIMD, when nothing says the budget: None until the first 429.
-        self.rate: float | None = None
-        self.probing = True
-        self.step = 0.0
-        self.last_event = now
-        self.started: float | None = None
-        self.admitted: deque[float] = deque()
+        self.search = RateSearch(now)
+        """The rate found by 429s, when nothing says the budget."""
         self.held_until = 0.0
+        self.margin = 0.0
+        """Share of a request's cost charged on top (see the module's docstring)."""
+        self.widened = -math.inf
         self.in_flight: list[Ticket] = []
         self._synced = -math.inf
-        self._next_send = now
         self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self.answered = False
         self._answer: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
 
     # ── before a request ──
+
+    @property
+    def rate(self) -> float | None:
+        """The rate found by 429s (requests per second); ``None`` while it is not searched."""
+        return self.search.rate
 
     @property
     def idle(self) -> bool:
@@ -197,8 +192,9 @@ class Limiter:
         """Seconds the next request must wait, and which budget makes it wait. A retry is not
         held by a 429's ``Retry-After``: its own backoff waited for it."""
         waits = [(0.0 if retry else self.held_until - now, "a 429's Retry-After")]
-        if self.rate is not None:
-            waits.append((self._next_send - now, "the rate found by 429s (no rate-limit headers)"))
+        searched = self.search.delay(now)
+        if searched is not None:
+            waits.append((searched, "the rate found by 429s (no rate-limit headers)"))
         for name, bucket in self.buckets.items():
             cost = 1.0 if name == "requests" else float(tokens)
             source = "the answers' headers" if self.from_headers else f"{name[0]}pm:"
@@ -214,36 +210,35 @@ class Limiter:
         the others wait for its answer (whose headers say the budget), at most
         ``first_answer_wait`` seconds; then at most ``first_burst`` (one run's concurrency),
         so runs starting together on one key do not add up their bursts."""
+        waits: dict[str, float] = {}
         if first_burst is not None and not self.answered and self.in_flight:
+            started = self.clock()
             await self._before_first_answer(first_burst)
-        waited, longest, why = 0.0, 0.0, ""
+            self._count(waits, FIRST_ANSWER_REASON, self.clock() - started)
         if not self.idle:
             async with self._loop_lock():
                 while True:
-                    now = self.clock()
-                    wait, reason = self.delay(tokens, now, retry=retry)
+                    wait, reason = self.delay(tokens, self.clock(), retry=retry)
                     if wait <= EPSILON:  # rounding must not leave a waiter spinning
                         break
-                    waited += wait
-                    if wait > longest:
-                        longest, why = wait, reason
-                    self.stats.waited += wait
-                    self.stats.reasons[reason] = self.stats.reasons.get(reason, 0.0) + wait
+                    self._count(waits, reason, wait)
                     await sleep(wait)
         ticket = self._take(tokens)
-        ticket.waited, ticket.reason = waited, why
+        ticket.waits = waits
         return ticket
+
+    def _count(self, waits: dict[str, float], reason: str, seconds: float) -> None:
+        if seconds > 0:
+            waits[reason] = waits.get(reason, 0.0) + seconds
+            self.stats.waited += seconds
+            self.stats.reasons[reason] = self.stats.reasons.get(reason, 0.0) + seconds
 
     def _take(self, tokens: int) -> Ticket:
         now = self.clock()
-        if self.started is None:
-            self.started = now
+        self.search.take(now)
         for name, bucket in self.buckets.items():
             bucket.refill(now)
-            bucket.level -= 1.0 if name == "requests" else float(tokens)
-        if self.rate is not None:
-            # A late wake-up (a busy event loop) is made up, up to SLACK: lost time adds up.
-            self._next_send = max(now - SLACK, self._next_send) + 1 / self.rate
+            bucket.level -= (1.0 if name == "requests" else float(tokens)) * (1 + self.margin)
         ticket = Ticket(sent_at=now, tokens=tokens)
         self.in_flight.append(ticket)
         return ticket
@@ -306,16 +301,19 @@ class Limiter:
             self.stats.rate_limited += 1
             if retry_after is not None and retry_after > 0:
                 self.held_until = max(self.held_until, now + retry_after)
-            if not self.from_headers and not self.configured["requests"]:
-                self._decrease(ticket, now)
+            if self.from_headers or self.configured["requests"]:
+                self._widen(ticket, now)
+            else:
+                self.search.decrease(ticket.sent_at, now)
         else:
-            self._increase(now)
+            self.margin *= 1 - NARROW
+            self.search.increase(now)
 
     def _learn(self, headers: RateLimitHeaders, now: float, sent_at: float) -> None:
         """Headers say the budget: the refill rate from the limit; the level from what is left
         (see :meth:`_learn_budget`)."""
         self.from_headers = True
-        self.rate = None  # AIMD is for providers that say nothing
+        self.search.forget()
         for name, budget in (("requests", headers.requests), ("tokens", headers.tokens)):
             self._learn_budget(name, budget, now, sent_at)
 
@@ -344,49 +342,12 @@ class Limiter:
         most = budget.remaining + (now - sent_at) * rate - in_flight
         bucket.level = min(bucket.level, most)
 
-    def _decrease(self, ticket: Ticket, now: float) -> None:
-        # One decrease per burst: a request sent before the last one went out at the old rate,
-        # and one sent after it with no answer between still met the same empty bucket.
-        if self.rate is not None and (
-            ticket.sent_at <= self.last_event or not self._admitted_since(self.last_event)
-        ):
+    def _widen(self, ticket: Ticket, now: float) -> None:
+        # One widening per bunch: requests sent before the last one met the old spacing.
+        if ticket.sent_at <= self.widened:
             return
-        admitted = self._admitted_rate(now)
-        if self.rate is None and len(self.admitted) < MIN_ADMITTED:
-            return  # no answers yet (another job on the key?): only the Retry-After holds
-        old = self.rate
-        # Sending faster than the server admits: its admitted rate is the limit; but a busy
-        # client may not have sent at its rate, so one 429 takes off at most 1 - DECREASE².
-        new = DECREASE * (admitted if old is None else max(min(old, admitted), old * DECREASE))
-        # Far below the last rate (the run was idle, or the first guess was off): probe again.
-        self.probing = old is None or new < old * REPROBE
-        self.rate = max(MIN_RATE, new)
-        self.step = self.rate * STEADY_GROWTH
-        self.last_event = now
-        self._next_send = max(self._next_send, now)
-
-    def _admitted_since(self, when: float) -> bool:
-        return bool(self.admitted) and self.admitted[-1] > when
-
-    def _admitted_rate(self, now: float, since: float | None = None) -> float:
-        """Answers per second over the last :data:`ADMITTED_WINDOW` seconds (or since
-        ``since``, the run's start by default, when that is later)."""
-        while self.admitted and self.admitted[0] < now - ADMITTED_WINDOW:
-            self.admitted.popleft()
-        start = max(now - ADMITTED_WINDOW, since if since is not None else self.started or now)
-        count = sum(1 for t in self.admitted if t >= start)
-        return count / max(now - start, SHORTEST_SPAN)
-
-    def _increase(self, now: float) -> None:
-        self.admitted.append(now)
-        if self.rate is not None:
-            # Additive in time, not per answer: at a low rate answers are few, and a rate
-            # grown per answer would take minutes to regain one decrease.
-            step = self.step / self.rate
-            grown = self.rate + (self.rate * PROBE_GROWTH if self.probing else step)
-            # Never far above what is achieved: a rate the run cannot reach says nothing.
-            achieved = self._admitted_rate(now, since=self.last_event)
-            self.rate = min(grown, max(self.rate, CEILING * achieved))
+        self.widened = now
+        self.margin = min(MAX_MARGIN, self.margin + WIDEN)
 
 
 class Pacing:
@@ -402,3 +363,8 @@ class Pacing:
         if scope not in self._limiters:
             self._limiters[scope] = Limiter(scope, rpm=rpm, tpm=tpm, clock=self.clock)
         return self._limiters[scope]
+
+    @property
+    def limiters(self) -> dict[str, Limiter]:
+        """The limiters made so far, by scope."""
+        return dict(self._limiters)

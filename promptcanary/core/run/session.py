@@ -19,7 +19,7 @@ from typing import TextIO
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse
 from promptcanary.core.run.options import RunOptions
-from promptcanary.core.run.pacing import Limiter, Pacing, Ticket
+from promptcanary.core.run.pacing import FIRST_ANSWER_REASON, Limiter, Pacing, Ticket
 from promptcanary.core.run.progress import RunProgress
 from promptcanary.core.run.provider import BaseLLMProvider, ProviderError
 from promptcanary.core.run.rate_headers import RateLimitHeaders, parse_rate_limit_headers
@@ -231,25 +231,46 @@ class Paced:
 
     rate_limited: int = 0
     waited: float = 0.0
+    """Seconds waited for the budget (``paced_seconds``; the wait for the key's first answer is
+    not counted: it is one round trip, which every run has)."""
+    starting: float = 0.0
+    """Seconds waited for the key's first answer."""
     reasons: dict[str, float] | None = None
+    started: float | None = None
+    """When the first request was asked for (the limiter's clock)."""
+    slowed: float | None = None
+    """Seconds into the run when pacing first made a request wait."""
 
     def log(self, model: str, stream: TextIO | None, *, enabled: bool = True) -> None:
-        """One line when pacing slowed the run (a second or more) or the provider said 429."""
-        if not enabled or (self.waited < PACING_LOG_SECONDS and not self.rate_limited):
+        """One line when pacing slowed the run (a second or more) or the provider said 429:
+        how long, from when, and every reason with its share."""
+        total = self.waited + self.starting
+        if not enabled or (total < PACING_LOG_SECONDS and not self.rate_limited):
             return
-        why = max(self.reasons.items(), key=lambda r: r[1])[0] if self.reasons else ""
-        parts = [f"promptcanary: {model}: requests waited {self.waited:.1f} s for the rate limit"]
-        if why:
-            parts.append(f"mostly for {why}")
+        line = f"promptcanary: {model}: requests waited {total:.1f} s for the rate limit"
+        if self.slowed is not None:
+            line += f" (from {self.slowed:.1f} s into the run)"
+        parts = [line]
+        if self.reasons:
+            ranked = sorted(self.reasons.items(), key=lambda r: -r[1])
+            parts.append("mostly for " + ", ".join(f"{why} ({s:.1f} s)" for why, s in ranked))
         if self.rate_limited:
             parts.append(f"{self.rate_limited} answer(s) were HTTP 429")
         print("; ".join(parts), file=stream if stream is not None else sys.stderr, flush=True)
 
     def add(self, ticket: Ticket) -> None:
-        if ticket.waited > 0:
-            self.waited += ticket.waited
+        asked = ticket.sent_at - ticket.waited
+        if self.started is None:
+            self.started = asked
+        if ticket.waits and self.slowed is None:
+            self.slowed = max(0.0, asked - self.started)
+        for reason, seconds in ticket.waits.items():
+            if reason == FIRST_ANSWER_REASON:
+                self.starting += seconds
+            else:
+                self.waited += seconds
             self.reasons = self.reasons or {}
-            self.reasons[ticket.reason] = self.reasons.get(ticket.reason, 0.0) + ticket.waited
+            self.reasons[reason] = self.reasons.get(reason, 0.0) + seconds
 
 
 class _Caller:

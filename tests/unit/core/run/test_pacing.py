@@ -1,5 +1,7 @@
 """The limiter's arithmetic on a fake clock: budgets from rpm/tpm and from headers, the token
-estimate corrected by usage, AIMD on 429s without headers, the scope's Retry-After hold."""
+estimate corrected by usage, the margin after a 429 the budget did not foresee, the search for
+the rate on 429s without headers (its arithmetic: test_rate_search.py), the scope's Retry-After
+hold."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import math
 
 import pytest
 
-from promptcanary.core.run import pacing
+from promptcanary.core.run import pacing, rate_search
 from promptcanary.core.run.pacing import Limiter, Pacing, TokenEstimate
 from promptcanary.core.run.rate_headers import Budget, RateLimitHeaders
 
@@ -177,45 +179,9 @@ def test_a_429_burst_without_headers_decreases_the_rate_once() -> None:
 
     asyncio.run(go())
     # 20 admitted over the last second: 0.9 x 20 per second, set once for the burst.
-    assert limiter.rate == pytest.approx(pacing.DECREASE * 20)
+    assert limiter.rate == pytest.approx(rate_search.DECREASE * 20)
     assert limiter.stats.rate_limited == 8
-    assert limiter.probing
-
-
-def test_aimd_probes_then_grows_additively_and_halves_no_more_than_once_per_burst() -> None:
-    clock = FakeTime()
-    limiter = Limiter("s", clock=clock)
-    limiter.started = clock.now
-    limiter.admitted.extend([clock.now] * 10)
-    clock.now += 1.0
-    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), rate_limited=True)
-    first = limiter.rate
-    assert first is not None and first == pytest.approx(9.0)
-    # Probing: 3% per answer (within 1.5 x the rate admitted over the last second).
-    times = sends(limiter, clock, 15)
-    assert limiter.rate == pytest.approx(first * (1 + pacing.PROBE_GROWTH) ** 15)
-    assert times[-1] - times[0] > 1.0  # paced, on the fake clock
-    probed = limiter.rate
-    assert probed is not None
-    ticket = asyncio.run(limiter.acquire(1, clock.sleep))
-    admitted = limiter._admitted_rate(clock.now)
-    limiter.settle(ticket, rate_limited=True)
-    assert limiter.rate is not None and not limiter.probing
-    floor = probed * pacing.DECREASE  # one 429 takes off at most 1 - 0.9²
-    assert limiter.rate == pytest.approx(pacing.DECREASE * max(min(probed, admitted), floor))
-    # A second 429 before any answer since is the same burst: no second decrease.
-    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), rate_limited=True)
-    assert limiter.rate == pytest.approx(pacing.DECREASE * max(min(probed, admitted), floor))
-    settled = limiter.rate
-    sends(limiter, clock, 10)
-    grown = limiter.rate
-    assert grown is not None and grown > settled
-    times = sends(limiter, clock, 10)
-    # Additive in time: STEADY_GROWTH of the rate set at the 429 per second, whatever the rate
-    # (an answer adds that over the rate: at a low rate answers are few).
-    expected = grown + 10 * settled * pacing.STEADY_GROWTH / grown
-    assert limiter.rate == pytest.approx(expected, rel=1e-3)
-    assert times[-1] > times[0]
+    assert limiter.search.probing
 
 
 def test_a_first_429_with_no_answers_only_holds() -> None:
@@ -281,7 +247,7 @@ def test_before_the_first_answer_one_request_goes_and_the_others_wait_for_it() -
         for _ in range(5):
             await asyncio.sleep(0)
         order.append("first answer")
-        limiter.settle(first)
+        limiter.settle(first, headers=headers(remaining=10))  # room for all three
         await asyncio.gather(*others)
         return order
 
@@ -312,3 +278,68 @@ def test_a_slow_first_answer_lets_one_runs_burst_go_after_the_wait() -> None:
         return order
 
     assert asyncio.run(go()) == ["second out", "first answer", "third out"]
+
+
+def test_a_429_although_the_budget_had_room_widens_the_spacing_then_it_narrows() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)  # headers: 60 a minute, one request of budget
+
+    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), headers=headers(remaining=0))
+    ticket = asyncio.run(limiter.acquire(1, clock.sleep))
+    assert clock.sleeps == [pytest.approx(1.0)]  # exact spacing: one a second
+    # It arrived bunched with the one before (jitter): refused although the count said room.
+    limiter.settle(ticket, headers=headers(remaining=0), rate_limited=True)
+    assert limiter.margin == pytest.approx(pacing.WIDEN)
+    clock.sleeps.clear()
+    sends(limiter, clock, 3)
+    # Each request now costs 1 + WIDEN: a second more between them, narrowing per answer.
+    assert clock.sleeps[-1] == pytest.approx(1 + pacing.WIDEN * (1 - pacing.NARROW), rel=0.01)
+    assert limiter.margin == pytest.approx(pacing.WIDEN * (1 - pacing.NARROW) ** 3)
+
+
+def test_refusals_of_one_bunch_widen_once_and_the_margin_is_capped() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", rpm=600, clock=clock)  # rpm: known budget, so a 429 widens
+
+    async def bunch() -> None:
+        tickets = [await limiter.acquire(1, clock.sleep) for _ in range(4)]
+        clock.now += 0.01
+        for ticket in tickets:  # all four answered 429: one widening
+            limiter.settle(ticket, rate_limited=True)
+
+    asyncio.run(bunch())
+    assert limiter.margin == pytest.approx(pacing.WIDEN)
+    assert limiter.rate is None  # a known budget is not searched for
+    for _ in range(30):
+        asyncio.run(bunch())
+    assert limiter.margin == pytest.approx(pacing.MAX_MARGIN)
+
+
+def test_without_a_known_budget_a_429_searches_the_rate_and_adds_no_margin() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)
+    limiter.search.started = clock.now
+    limiter.search.admitted.extend([clock.now] * 10)
+    clock.now += 1.0
+    limiter.settle(asyncio.run(limiter.acquire(1, clock.sleep)), rate_limited=True)
+    assert limiter.rate is not None
+    assert limiter.margin == 0.0
+
+
+def test_waits_for_the_first_answer_are_counted_with_their_reason() -> None:
+    limiter = Limiter("s", first_answer_wait=60.0)  # the real clock: the wait is for an event
+
+    async def go() -> float:
+        first = await limiter.acquire(1, asyncio.sleep, first_burst=8)
+
+        async def answer() -> None:
+            await asyncio.sleep(0.05)
+            limiter.settle(first)
+
+        answering = asyncio.ensure_future(answer())
+        second = await limiter.acquire(1, asyncio.sleep, first_burst=8)
+        await answering
+        return second.waits.get(pacing.FIRST_ANSWER_REASON, 0.0)
+
+    assert asyncio.run(go()) > 0
+    assert set(limiter.stats.reasons) == {pacing.FIRST_ANSWER_REASON}

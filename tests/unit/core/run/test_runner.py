@@ -17,6 +17,7 @@ import promptcanary
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
 from promptcanary.core.probes.format import KeywordPresenceProbe
 from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.pacing import FIRST_ANSWER_REASON, Ticket
 from promptcanary.core.run.progress import RunProgress
 from promptcanary.core.run.provider import BaseLLMProvider, MissingCredentialsError, ProviderError
 from promptcanary.core.run.runner import effective_config, run_suite
@@ -25,6 +26,7 @@ from promptcanary.core.run.session import (
     RETRY_AFTER_CAP,
     STOPPED_ERROR,
     Job,
+    Paced,
     RunSession,
     backoff_delay,
     plan,
@@ -547,3 +549,23 @@ def test_a_stopped_run_cancels_again_a_worker_that_swallowed_the_cancellation() 
     assert by_prompt["p1"].error == STOPPED_ERROR
     assert by_prompt["p2"].error == STOPPED_ERROR
     assert [c[0] for c in provider.calls.log] == ["p0", "p1", "p1"]
+
+
+def test_the_pacing_line_says_how_long_from_when_and_every_reason() -> None:
+    paced = Paced()
+    paced.add(Ticket(sent_at=10.0, tokens=1))
+    paced.add(Ticket(sent_at=14.0, tokens=1, waits={FIRST_ANSWER_REASON: 0.5}))
+    paced.add(Ticket(sent_at=15.0, tokens=1, waits={"the requests budget": 2.0}))
+    paced.rate_limited = 3
+    # The first answer's wait is logged, but run.json's paced_seconds counts the budget's only.
+    assert (paced.waited, paced.starting) == (2.0, 0.5)
+    stream = io.StringIO()
+    paced.log("openai/m", stream)
+    assert stream.getvalue() == (
+        "promptcanary: openai/m: requests waited 2.5 s for the rate limit (from 3.5 s into the "
+        f"run); mostly for the requests budget (2.0 s), {FIRST_ANSWER_REASON} (0.5 s); "
+        "3 answer(s) were HTTP 429\n"
+    )
+    quiet = io.StringIO()
+    Paced(waited=0.5).log("openai/m", quiet)  # under a second and no 429: not worth a line
+    assert quiet.getvalue() == ""
