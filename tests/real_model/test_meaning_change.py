@@ -1,0 +1,165 @@
+"""A change of meaning on a real model: the deployed system prompt changes what the answers say.
+
+Gemma 3 270M answers two free-text sales questions under a system prompt that has it recommend
+one product; all-MiniLM-L6-v2 (served beside it) embeds every answer. The pool is built by
+``BASELINE_PUSHES`` promoted pushes. Then the deployed system prompt changes behind the suite, as
+when an application's prompt is edited outside the canary suite: a proxy in front of the chat
+server replaces it, so the suite (and each prompt's hash) stays the same and the baseline still
+applies. The new prompt has the model recommend another product; a pull request must report the
+change of meaning on the prompt whose answers follow it.
+
+What is asserted, and why only that: ``which-product`` asks for the product by name, and the
+base model's answers to it name the product of the system prompt in most samples, so its answers
+move as a whole (reported *changed* on every run so far). ``what-to-recommend`` asks more loosely;
+the base model often answers it without naming any product, so only part of its answers move and
+the comparison has ended *inconclusive* on a run: its verdict is printed, not asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import cast
+
+import pytest
+
+from scripts import local_model
+from tests.fakes.github_server import FakeGitHubServer
+from tests.real_model.conftest import RealHarness, make_harness, meaning_rows, semantic_drift
+
+pytestmark = [pytest.mark.real_model]
+
+BASELINE_PUSHES = 2
+#: Answers per prompt each building push asks: two pushes pool 32 vectors a prompt.
+BUILD_SAMPLES = "16"
+QUIET = {"comment": "off", "check-run": "false", "fail-on": "never"}
+#: The changed run may ask enough answers for the evidence to reach the bar.
+CHANGED_INPUTS = {**QUIET, "max-samples": "30"}
+ROBUST = "which-product"
+LOOSE = "what-to-recommend"
+
+SYSTEM = (
+    "You are the sales assistant of Acme Cloud. Acme sells one product, the Falcon Wi-Fi router."
+    " Always recommend the Falcon Wi-Fi router."
+)
+CHANGED_SYSTEM = (
+    "You are the sales assistant of Acme Kitchen. Acme sells one product, the Zephyr espresso "
+    "machine. Always recommend the Zephyr espresso machine."
+)
+SUITE = f"""\
+name: real-model-meaning-change
+description: Free-text sales answers whose meaning the embedding comparison watches.
+defaults:
+  temperature: 0.8
+  max_tokens: 32
+  seed: 7
+system_prompt: "{SYSTEM}"
+probes:
+  - type: response_length
+    id: fits-the-widget
+    max_chars: 400
+prompts:
+  - id: {ROBUST}
+    tags: [sales]
+    text: Which product should I buy from you?
+  - id: {LOOSE}
+    tags: [sales]
+    text: What do you recommend for me?
+"""
+
+
+class _SystemPromptProxy:
+    """Forwards chat requests to the chat server with every system message replaced."""
+
+    def __init__(self, upstream: str, system: str) -> None:
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                for message in body.get("messages", []):
+                    if message.get("role") == "system":
+                        message["content"] = proxy.system
+                request = urllib.request.Request(
+                    proxy.upstream + self.path.removeprefix("/v1"),
+                    data=json.dumps(body).encode(),
+                    headers={"Content-Type": "application/json"},
+                )
+                with urllib.request.urlopen(request, timeout=600) as answer:
+                    status, data = answer.status, answer.read()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.upstream, self.system = upstream, system
+        self.server = ThreadingHTTPServer((local_model.HOST, 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def api_base(self) -> str:
+        return f"http://{local_model.HOST}:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> _SystemPromptProxy:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def pooled(
+    tmp_path_factory: pytest.TempPathFactory,
+    function_calling_server: local_model.LocalServer,
+    embedding_server: local_model.LocalServer,
+) -> Iterator[RealHarness]:
+    """A workspace whose pool is ``BASELINE_PUSHES`` promoted pushes of the sales suite."""
+    github = FakeGitHubServer().start()
+    try:
+        harness = make_harness(tmp_path_factory.mktemp("meaning-change"), github)
+        harness.write_suite(SUITE + semantic_drift(embedding_server, "sales"))
+        started = time.monotonic()
+        for _ in range(BASELINE_PUSHES):
+            result = harness.run_push(
+                function_calling_server,
+                {**QUIET, "update-baseline": "always", "baseline-samples": BUILD_SAMPLES},
+            )
+            assert result.returncode == 0, result.log
+            assert result.outputs["errors"] == "0", result.log
+        print(f"\nmeaning pool: {BASELINE_PUSHES} pushes in {time.monotonic() - started:.0f} s")
+        yield harness
+    finally:
+        github.stop()
+    assert not github.response_errors, github.response_errors
+
+
+@pytest.mark.timeout(1800)
+def test_a_system_prompt_that_changes_the_product_is_a_change_of_meaning(
+    pooled: RealHarness, function_calling_server: local_model.LocalServer
+) -> None:
+    started = time.monotonic()
+    with _SystemPromptProxy(function_calling_server.api_base, CHANGED_SYSTEM) as proxy:
+        # The harness only reads the server's api_base: the proxy stands in for it.
+        result = pooled.run_pr(cast(local_model.LocalServer, proxy), CHANGED_INPUTS)
+    assert result.returncode == 0, result.log
+    rows = meaning_rows(result)
+    verdicts = {pid: row["verdict"] for pid, row in rows.items()}
+    shifts = {pid: row["semantic"]["shift"] for pid, row in rows.items()}
+    print(
+        f"\nmeaning, system prompt changed (Falcon router -> Zephyr espresso machine): "
+        f"{verdicts}, shifts {shifts} ({time.monotonic() - started:.0f} s)"
+    )
+    assert set(rows) == {ROBUST, LOOSE}, result.log
+    assert verdicts[ROBUST] == "changed", result.log
+    assert rows[ROBUST]["regression"]
+    assert result.outputs["drift-detected"] == "true"
