@@ -76,15 +76,18 @@ def embedding_server() -> Iterator[local_model.LocalServer]:
         yield server
 
 
-def semantic_drift(server: local_model.LocalServer, tag: str) -> str:
+def semantic_drift(
+    server: local_model.LocalServer, tag: str, min_shift: float | None = None
+) -> str:
     """A suite's ``semantic_drift:`` block comparing the meaning of the prompts tagged ``tag``
     with the embedding server's MiniLM (appended to a suite's text: the port is known only once
-    the server runs)."""
+    the server runs); ``min_shift`` left at the default unless given."""
     return (
         "\nsemantic_drift:\n"
         f"  embedding_model: openai/{local_model.EMBEDDING_ALIAS}\n"
         f"  api_base: {server.api_base}\n"
         f"  apply_to: {{tags: [{tag}]}}\n"
+        + (f"  min_shift: {min_shift}\n" if min_shift is not None else "")
     )
 
 
