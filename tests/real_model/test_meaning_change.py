@@ -10,11 +10,14 @@ change of meaning on the prompt whose answers follow it.
 
 What is asserted, and why only that: ``which-product`` asks for the product by name, and of
 the base model's answers that are neither empty nor an echo of the question most name the
-product of the system prompt, so its answers move furthest (measured here: *changed*, shift
-0.092). ``what-to-recommend`` asks more loosely and more of its answers name no product: its
-shift was smaller (0.069) and it ended *inconclusive* at ``max-samples``; its verdict is printed,
-not asserted. Two earlier designs came out *same* on both prompts (a system prompt naming the
-product once, and the default ``min_shift``): see ``MIN_SHIFT`` and ``CHANGED_INPUTS``.
+product of the system prompt. ``what-to-recommend`` asks more loosely, and more of its answers
+name no product. With a pool of 3 pushes and ``max-samples`` 32, which-product was *changed* on
+one run (shift 0.092) and *inconclusive* on the next (shift 0.088, e-value 52 under the family's
+bar of 80), what-to-recommend *inconclusive* on both (0.069, 0.070): the evidence, not the shift,
+was short. With 4 pushes (64 vectors) and ``max-samples`` 42, both were *changed* (0.065, 0.097).
+Only which-product's verdict is asserted; what-to-recommend's is printed. Two earlier designs
+came out *same* on both prompts (a system prompt naming the product once, and the default
+``min_shift``): see ``_sales``, ``MIN_SHIFT`` and ``CHANGED_INPUTS``.
 """
 
 from __future__ import annotations
@@ -42,16 +45,16 @@ from tests.real_model.conftest import (
 
 pytestmark = [pytest.mark.real_model]
 
-BASELINE_PUSHES = 3
-#: Answers per prompt each building push asks: three pushes pool 48 vectors a prompt, of which
-#: two thirds (32) can be paired with today's answers (a third is held out).
+BASELINE_PUSHES = 4
+#: Answers per prompt each building push asks: four pushes pool 64 vectors a prompt, of which
+#: two thirds (42) can be paired with today's answers (a third is held out).
 BUILD_SAMPLES = "16"
 QUIET = {"comment": "off", "check-run": "false", "fail-on": "never"}
 #: The changed run may ask enough answers for the evidence to reach the bar.
 #: ``min-samples`` 16: a third of the base model's answers are empty and a third echo the
 #: question, whatever the system prompt; five answers (the default's first look) can show no
 #: shift at all and end *same* (seen: shift estimates of -0.01 and -0.09 at five answers).
-CHANGED_INPUTS = {**QUIET, "min-samples": "16", "max-samples": "32"}
+CHANGED_INPUTS = {**QUIET, "min-samples": "16", "max-samples": "42"}
 #: The base model dilutes any change: whatever the system prompt, about a third of its answers
 #: are empty and a third echo the question, so a change in what the rest say moves the centroid
 #: little (measured shift 0.06 on which-product, between the default min_shift 0.05 and its
