@@ -8,15 +8,16 @@ server replaces it, so the suite (and each prompt's hash) stays the same and the
 applies. The new prompt has the model recommend another product; a pull request must report the
 change of meaning on the prompt whose answers follow it.
 
-What is asserted, and why only that: ``which-product`` asks for the product by name, and of
-the base model's answers that are neither empty nor an echo of the question most name the
-product of the system prompt. ``what-to-recommend`` asks more loosely, and more of its answers
-name no product. With a pool of 3 pushes and ``max-samples`` 32, which-product was *changed* on
-one run (shift 0.092) and *inconclusive* on the next (shift 0.088, e-value 52 under the family's
-bar of 80), what-to-recommend *inconclusive* on both (0.069, 0.070): the evidence, not the shift,
-was short. With 4 pushes (64 vectors) and ``max-samples`` 42, both were *changed* (0.065, 0.097).
-Only which-product's verdict is asserted; what-to-recommend's is printed. Two earlier designs
-came out *same* on both prompts (a system prompt naming the product once, and the default
+What is asserted, and why only that: the change is reported *changed* on at least one of the
+two prompts, and on neither is it *same*. Which prompt varies from run to run: of the base
+model's answers a third are empty and a third echo the question whatever the system prompt, so
+each prompt's shift depends on how many of its sampled answers name the product. With a pool of
+3 pushes and ``max-samples`` 32: which-product *changed* (shift 0.092) / what-to-recommend
+*inconclusive* (0.069) on one run, both *inconclusive* on the next (0.088 with an e-value of 52
+under the family's bar of 80, and 0.070). With 4 pushes (64 vectors) and ``max-samples`` 42, as
+here: both *changed* (0.065, 0.097) on one run; which-product *inconclusive* (0.052) and
+what-to-recommend *changed* (0.156) on the next. No run called a prompt *same*. Two earlier
+designs came out *same* on both prompts (a system prompt naming the product once, and the default
 ``min_shift``): see ``_sales``, ``MIN_SHIFT`` and ``CHANGED_INPUTS``.
 """
 
@@ -61,7 +62,7 @@ CHANGED_INPUTS = {**QUIET, "min-samples": "16", "max-samples": "42"}
 #: margin 0.1, where the comparison calls it *same*: a large change ruled out). This suite
 #: counts smaller changes: min_shift 0.02, margin 0.04.
 MIN_SHIFT = 0.02
-ROBUST = "which-product"
+BY_NAME = "which-product"
 LOOSE = "what-to-recommend"
 
 
@@ -89,7 +90,7 @@ probes:
     id: fits-the-widget
     max_chars: 400
 prompts:
-  - id: {ROBUST}
+  - id: {BY_NAME}
     tags: [sales]
     text: Which product should I buy from you?
   - id: {LOOSE}
@@ -199,7 +200,9 @@ def test_a_system_prompt_that_changes_the_product_is_a_change_of_meaning(
     )
     for pid, answers in sample_answers(result).items():
         print(f"  {pid}, today: " + " | ".join(repr(a[:60]) for a in answers))
-    assert set(rows) == {ROBUST, LOOSE}, result.log
-    assert verdicts[ROBUST] == "changed", result.log
-    assert rows[ROBUST]["regression"]
+    assert set(rows) == {BY_NAME, LOOSE}, result.log
+    assert "same" not in verdicts.values(), result.log
+    changed = [pid for pid, verdict in verdicts.items() if verdict == "changed"]
+    assert changed, result.log
+    assert all(rows[pid]["regression"] for pid in changed)
     assert result.outputs["drift-detected"] == "true"
