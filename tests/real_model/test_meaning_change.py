@@ -16,7 +16,7 @@ each prompt's shift depends on how many of its sampled answers name the product.
 *inconclusive* (0.069) on one run, both *inconclusive* on the next (0.088 with an e-value of 52
 under the family's bar of 80, and 0.070). With 4 pushes (64 vectors) and ``max-samples`` 42, as
 here: both *changed* (0.065, 0.097) on one run; which-product *inconclusive* (0.052) and
-what-to-recommend *changed* (0.156) on the next. No run called a prompt *same*. Two earlier
+what-to-recommend *changed* on the next two (0.156, 0.116). No run called a prompt *same*. Two earlier
 designs came out *same* on both prompts (a system prompt naming the product once, and the default
 ``min_shift``): see ``_sales``, ``MIN_SHIFT`` and ``CHANGED_INPUTS``.
 """
