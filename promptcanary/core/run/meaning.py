@@ -27,11 +27,20 @@ from promptcanary.core.vectors import CHECK_TEXT, encode
 CHECK_REQUEST = ServiceRequest(EMBEDDING, CHECK_TEXT)
 MAX_REASONS = 5
 """Distinct embedding failures a run records (their causes, not every occurrence)."""
+NO_ANSWER_TEXT = "(no answer)"
+"""What an empty answer is embedded as. Saying nothing is a meaning the comparison must see (a
+model that stops answering has changed), and an empty text has no vector: most embedding APIs
+refuse it, and the answer phase sends none."""
+
+
+def embedded_text(response: LLMResponse) -> str:
+    """The text an answer's vector is of: its content, or :data:`NO_ANSWER_TEXT` when blank."""
+    return response.content if response.content.strip() else NO_ANSWER_TEXT
 
 
 def answer_request(response: LLMResponse) -> ServiceRequest:
     """The embedding of an answer's text (equal texts share one request)."""
-    return ServiceRequest(EMBEDDING, response.content)
+    return ServiceRequest(EMBEDDING, embedded_text(response))
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -44,7 +53,7 @@ def _answer_key(text: str) -> str:
 def _answer_output(served: Served, response: LLMResponse) -> Any:
     """What the answer phase served for the answer's embedding, or why nothing was."""
     missing = ServiceFailure(f"no {EMBEDDING} output for this answer")
-    return served.get(_answer_key(response.content), missing)
+    return served.get(_answer_key(embedded_text(response)), missing)
 
 
 def stage_requests(suite: SuiteSpec, responses: Sequence[LLMResponse]) -> list[ServiceRequest]:
