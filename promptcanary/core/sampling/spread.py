@@ -41,7 +41,8 @@ one run of 60 answers at a pass rate of 0.9): a few noisy small runs do not swin
 MAX_SPREAD = 4.0
 """The largest ``tau2`` used (a logit sd of 2): beyond it a pool's runs share nothing."""
 ANCHOR_SHARE = 0.5
-"""The anchor is the oldest pooled runs holding at least this share of the pooled answers."""
+"""The anchor is the oldest pooled runs holding at least this share of the pooled answers (or
+``baseline-samples`` answers, when fewer: :func:`anchor_runs`)."""
 
 
 class Tally(Protocol):
@@ -124,18 +125,26 @@ def reference_rate(counts: Tally) -> float:
     return (counts.passes + 0.5) / (counts.n + 1.0)
 
 
-def anchor_runs(runs: Sequence[T], share: float = ANCHOR_SHARE) -> tuple[T, ...]:
-    """The oldest of ``runs`` (newest first) holding at least ``share`` of their answers; empty
-    when that would be every run (the anchor would be the pool itself)."""
+def anchor_runs(
+    runs: Sequence[T], share: float = ANCHOR_SHARE, least: int | None = None
+) -> tuple[T, ...]:
+    """The oldest of ``runs`` (newest first) holding at least ``share`` of their answers, or
+    ``least`` answers when that is fewer; empty when that would be every run (the anchor would be
+    the pool itself).
+
+    ``least`` is ``baseline-samples``, the size a pool is built to: a first push's big baseline
+    then stays the anchor as promoted runs pile up, where "half the answers" would soon take in
+    runs of a slow decline."""
     total = sum(c.n for c in runs)
     if total == 0:
         return ()
+    needed = share * total if least is None else min(share * total, least)
     kept: list[T] = []
     held = 0
     for c in reversed(runs):
         kept.append(c)
         held += c.n
-        if held >= share * total:
+        if held >= needed:
             break
     if len(kept) >= len(runs):
         return ()

@@ -351,6 +351,19 @@ def test_the_spread_is_read_from_every_pooled_comparison() -> None:
     assert Sequencer({"a": _by_runs(wild)}, POLICY, spread=0.0).spread == 0.0
 
 
+def test_continuous_scores_do_not_dilute_the_spread() -> None:
+    # Pass/fail runs that vary, beside a continuous score whose pass flag holds still from run to
+    # run (its scores are not 0 or 1): the spread is read from the pass/fail comparison alone.
+    wild = (Counts(20, 20), Counts(10, 20), Counts(19, 20))
+    steady = (Counts(15, 20), Counts(15, 20), Counts(15, 20))
+    scores = ScoreSummary(n=60, passes=45, score_sum=40.5, score_sq_sum=28.9)
+    continuous = PooledPrompt(runs=3, results={"p": scores}, text=None, by_run={"p": steady})
+    alone = Sequencer({"a": _by_runs(wild)}, POLICY).spread
+    assert Sequencer({"a": _by_runs(wild), "b": continuous}, POLICY).spread == alone
+    # The same steady counts as a pass/fail comparison do count (and pull the estimate down).
+    assert Sequencer({"a": _by_runs(wild), "b": _by_runs(steady)}, POLICY).spread < alone
+
+
 def _final(pooled: PooledPrompt, rate: float, spread: float | None = None) -> Verdict:
     """The final verdict of one comparison whose answers today pass at ``rate``, evenly spread."""
     outcomes = [math.floor((i + 1) * rate) > math.floor(i * rate) for i in range(40)]

@@ -78,6 +78,17 @@ class TestAnchor:
         newest_first = (Counts(3, 5), Counts(4, 5), Counts(5, 5), Counts(50, 57))
         assert anchor_runs(newest_first) == (Counts(50, 57),)
 
+    def test_a_first_push_of_baseline_samples_stays_the_anchor(self) -> None:
+        # A first push of 57 answers, then 19 promoted runs of 5 (152 answers): half of them
+        # would take in the four runs after it; baseline-samples keeps the first push alone.
+        newest_first = (*[Counts(3, 5)] * 19, Counts(55, 57))
+        assert len(anchor_runs(newest_first)) == 5
+        assert anchor_runs(newest_first, least=57) == (Counts(55, 57),)
+
+    def test_half_the_answers_when_that_is_fewer_than_baseline_samples(self) -> None:
+        newest_first = (Counts(3, 5), Counts(4, 5), Counts(5, 5), Counts(20, 20))
+        assert anchor_runs(newest_first, least=57) == (Counts(20, 20),)
+
     def test_no_anchor_when_it_would_be_the_whole_pool(self) -> None:
         assert anchor_runs((Counts(50, 57),)) == ()
         assert anchor_runs(()) == ()
