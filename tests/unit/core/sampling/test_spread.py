@@ -26,9 +26,16 @@ def _logit_normal(rate: float, sd: float, rng: random.Random) -> float:
 
 
 class TestEstimate:
-    def test_a_pool_of_one_run_is_the_prior(self) -> None:
-        assert estimate_spread([[Counts(40, 50)]], prior=0.3, weight=5.0) == 0.3
-        assert estimate_spread([], prior=0.0) == 0.0
+    def test_a_pool_of_one_run_is_the_one_run_value(self) -> None:
+        assert estimate_spread([[Counts(40, 50)]], prior=0.3, weight=5.0, lone=0.2) == 0.2
+        assert estimate_spread([[Counts(40, 50)]]) == 0.0  # no spread on the first pull request
+        assert estimate_spread([], prior=0.3) == 0.0
+
+    def test_two_runs_that_show_little_start_from_the_prior(self) -> None:
+        # A first push and one small clean run (as promotion leaves them): the excess is
+        # negative by chance; the estimate stays near the prior instead of reading "no spread".
+        runs = [[Counts(7, 7), Counts(42, 44)], [Counts(5, 5), Counts(45, 48)]]
+        assert 0.1 < estimate_spread(runs) <= 0.5  # with a prior of 0: 0
 
     def test_runs_at_one_rate_show_almost_no_spread(self) -> None:
         rng = random.Random(1)
