@@ -386,6 +386,14 @@ def test_a_decline_absorbed_by_the_pool_is_flagged_against_its_oldest_runs() -> 
     assert _final(one_binomial, 0.65, spread=0.0) is Verdict.SAME
 
 
+def test_a_first_push_of_baseline_samples_stays_the_anchor() -> None:
+    # A first push of 57 answers (baseline-samples) at 1.0, then six promoted runs of 20 that
+    # slid to 0.5; today answers at 0.65. Half the pooled answers would take two of the slid runs
+    # into the anchor (0.79) and call it "same"; the first push alone flags the decline.
+    runs = (*[Counts(10, 20)] * 6, Counts(57, 57))
+    assert _final(_by_runs(runs), 0.65, spread=0.0) is Verdict.REGRESSED
+
+
 def test_a_spread_the_pool_shows_widens_the_comparison() -> None:
     # Pooled runs that vary (0.67-1.0) and a run today at 0.5: within what the runs showed.
     runs = (Counts(30, 30), Counts(20, 30), Counts(30, 30), Counts(21, 30), Counts(30, 30))
