@@ -141,7 +141,7 @@ def _binomial(n: int, p: float, rng: random.Random) -> int:
 def _spread_alarm(runs: tuple[Counts, ...], spread: float, p_today: float,
                   rng: random.Random) -> bool:  # fmt: skip
     """One comparison ever called regressed at the lone bar, today's answers at ``p_today``."""
-    oldest = anchor_runs(runs)
+    oldest = anchor_runs(runs, least=POLICY.baseline_samples)  # as the runner reads it
     total = sum(runs, Counts(0, 0))
     anchor = sum(oldest, Counts(0, 0)) if oldest else None
     decision, passes, n = None, 0, 0

@@ -278,7 +278,7 @@ class Sequencer:
         single, today = pooled.deterministic, texts.get(pid, set())
         current = counts[pid].get(key, Counts(0, 0))
         runs = pooled.by_run.get(key, ())
-        oldest = anchor_runs(runs)
+        oldest = anchor_runs(runs, least=self.policy.baseline_samples)
         return Look(
             counts_of(pooled.results[key]),
             current,
@@ -320,9 +320,23 @@ class Sequencer:
 
 
 def pool_spread(pooled: Mapping[str, PooledPrompt | None]) -> float:
-    """The suite's run-to-run spread (logit variance) estimated from every pooled comparison."""
+    """The suite's run-to-run spread (logit variance) estimated from the pooled comparisons that
+    can show it: pass/fail ones (a continuous score's pass flag barely moves between runs, so
+    its near-zero excess would dilute the estimate; all-pass ones carry no weight anyway)."""
     return estimate_spread(
-        runs for pool in pooled.values() if pool is not None for runs in pool.by_run.values()
+        runs
+        for pool in pooled.values()
+        if pool is not None
+        for key, runs in pool.by_run.items()
+        if key not in pool.results or _pass_fail(pool.results[key])
+    )
+
+
+def _pass_fail(summary: ScoreSummary) -> bool:
+    """Every pooled score was 0 or 1 (on [0, 1], ``sum s**2 == sum s`` only then)."""
+    return (
+        abs(summary.score_sum - summary.passes) < 1e-6
+        and abs(summary.score_sq_sum - summary.score_sum) < 1e-6
     )
 
 

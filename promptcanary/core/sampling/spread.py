@@ -31,17 +31,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
-PRIOR_SPREAD = 0.0
-"""The prior guess of the logit-scale run-to-run variance ``tau2``: none. A pool of one run cannot
-show a spread, and any prior above 0 costs the first pull request power against a real drop
-(``bench/day_one.py``); the spread widens comparisons once the pooled runs show it."""
+PRIOR_SPREAD = 0.5
+"""The prior guess of the logit-scale run-to-run variance ``tau2`` once the pool holds two runs
+(a logit sd of about 0.7). The promoted runs after the first push hold 5-7 answers of a flaky
+probe, and only clean runs are promoted: they barely show a spread, and the method-of-moments
+excess is often negative by chance, so with a prior of 0 a real spread of sd 1.0 read as none in a
+fifth of histories and raised false alarms (``bench/day_one.py``). The runs move the estimate
+from here as they show more (or less)."""
+ONE_RUN_SPREAD = 0.0
+"""``tau2`` for a pool of one run, which cannot show a spread: none. Any value above 0 costs the
+first pull request power against a real drop (``bench/day_one.py``); see docs/statistics.md."""
 PRIOR_WEIGHT = 5.0
 """The prior's weight, in units of ``p (1 - p) x (answers)`` of between-run information (about
 one run of 60 answers at a pass rate of 0.9): a few noisy small runs do not swing the estimate."""
 MAX_SPREAD = 4.0
 """The largest ``tau2`` used (a logit sd of 2): beyond it a pool's runs share nothing."""
 ANCHOR_SHARE = 0.5
-"""The anchor is the oldest pooled runs holding at least this share of the pooled answers."""
+"""The anchor is the oldest pooled runs holding at least this share of the pooled answers (or
+``baseline-samples`` answers, when fewer: :func:`anchor_runs`)."""
 
 
 class Tally(Protocol):
@@ -80,16 +87,21 @@ def estimate_spread(
     comparisons: Iterable[Sequence[Tally]],
     prior: float = PRIOR_SPREAD,
     weight: float = PRIOR_WEIGHT,
+    lone: float = ONE_RUN_SPREAD,
 ) -> float:
     """The suite's logit-scale run-to-run variance ``tau2`` from its pooled runs (per comparison
     the counts of each run): the method-of-moments excess summed over comparisons, shrunk to
-    ``prior`` with ``weight``; between 0 and :data:`MAX_SPREAD`."""
-    excess, information = prior * weight, weight
+    ``prior`` with ``weight``; ``lone`` when no comparison holds two runs; between 0 and
+    :data:`MAX_SPREAD`."""
+    excess, information, seen = prior * weight, weight, False
     for runs in comparisons:
+        seen = seen or sum(1 for c in runs if c.n) >= 2
         part = _excess_and_information(runs)
         if part is not None:
             excess += part[0]
             information += part[1]
+    if not seen:
+        return min(MAX_SPREAD, max(0.0, lone))
     if information <= 0.0:
         return min(MAX_SPREAD, max(0.0, prior))
     return min(MAX_SPREAD, max(0.0, excess / information))
@@ -124,18 +136,26 @@ def reference_rate(counts: Tally) -> float:
     return (counts.passes + 0.5) / (counts.n + 1.0)
 
 
-def anchor_runs(runs: Sequence[T], share: float = ANCHOR_SHARE) -> tuple[T, ...]:
-    """The oldest of ``runs`` (newest first) holding at least ``share`` of their answers; empty
-    when that would be every run (the anchor would be the pool itself)."""
+def anchor_runs(
+    runs: Sequence[T], share: float = ANCHOR_SHARE, least: int | None = None
+) -> tuple[T, ...]:
+    """The oldest of ``runs`` (newest first) holding at least ``share`` of their answers, or
+    ``least`` answers when that is fewer; empty when that would be every run (the anchor would be
+    the pool itself).
+
+    ``least`` is ``baseline-samples``, the size a pool is built to: a first push's big baseline
+    then stays the anchor as promoted runs pile up, where "half the answers" would soon take in
+    runs of a slow decline."""
     total = sum(c.n for c in runs)
     if total == 0:
         return ()
+    needed = share * total if least is None else min(share * total, least)
     kept: list[T] = []
     held = 0
     for c in reversed(runs):
         kept.append(c)
         held += c.n
-        if held >= share * total:
+        if held >= needed:
             break
     if len(kept) >= len(runs):
         return ()

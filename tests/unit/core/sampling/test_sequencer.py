@@ -351,6 +351,19 @@ def test_the_spread_is_read_from_every_pooled_comparison() -> None:
     assert Sequencer({"a": _by_runs(wild)}, POLICY, spread=0.0).spread == 0.0
 
 
+def test_continuous_scores_do_not_dilute_the_spread() -> None:
+    # Pass/fail runs that vary, beside a continuous score whose pass flag holds still from run to
+    # run (its scores are not 0 or 1): the spread is read from the pass/fail comparison alone.
+    wild = (Counts(20, 20), Counts(10, 20), Counts(19, 20))
+    steady = (Counts(15, 20), Counts(15, 20), Counts(15, 20))
+    scores = ScoreSummary(n=60, passes=45, score_sum=40.5, score_sq_sum=28.9)
+    continuous = PooledPrompt(runs=3, results={"p": scores}, text=None, by_run={"p": steady})
+    alone = Sequencer({"a": _by_runs(wild)}, POLICY).spread
+    assert Sequencer({"a": _by_runs(wild), "b": continuous}, POLICY).spread == alone
+    # The same steady counts as a pass/fail comparison do count (and pull the estimate down).
+    assert Sequencer({"a": _by_runs(wild), "b": _by_runs(steady)}, POLICY).spread < alone
+
+
 def _final(pooled: PooledPrompt, rate: float, spread: float | None = None) -> Verdict:
     """The final verdict of one comparison whose answers today pass at ``rate``, evenly spread."""
     outcomes = [math.floor((i + 1) * rate) > math.floor(i * rate) for i in range(40)]
@@ -371,6 +384,14 @@ def test_a_decline_absorbed_by_the_pool_is_flagged_against_its_oldest_runs() -> 
     assert _final(summed, 0.65, spread=0.0) is Verdict.REGRESSED
     one_binomial = PooledPrompt(summed.runs, summed.results, None)  # no runs: no anchor
     assert _final(one_binomial, 0.65, spread=0.0) is Verdict.SAME
+
+
+def test_a_first_push_of_baseline_samples_stays_the_anchor() -> None:
+    # A first push of 57 answers (baseline-samples) at 1.0, then six promoted runs of 20 that
+    # slid to 0.5; today answers at 0.65. Half the pooled answers would take two of the slid runs
+    # into the anchor (0.79) and call it "same"; the first push alone flags the decline.
+    runs = (*[Counts(10, 20)] * 6, Counts(57, 57))
+    assert _final(_by_runs(runs), 0.65, spread=0.0) is Verdict.REGRESSED
 
 
 def test_a_spread_the_pool_shows_widens_the_comparison() -> None:

@@ -26,9 +26,16 @@ def _logit_normal(rate: float, sd: float, rng: random.Random) -> float:
 
 
 class TestEstimate:
-    def test_a_pool_of_one_run_is_the_prior(self) -> None:
-        assert estimate_spread([[Counts(40, 50)]], prior=0.3, weight=5.0) == 0.3
-        assert estimate_spread([], prior=0.0) == 0.0
+    def test_a_pool_of_one_run_is_the_one_run_value(self) -> None:
+        assert estimate_spread([[Counts(40, 50)]], prior=0.3, weight=5.0, lone=0.2) == 0.2
+        assert estimate_spread([[Counts(40, 50)]]) == 0.0  # no spread on the first pull request
+        assert estimate_spread([], prior=0.3) == 0.0
+
+    def test_two_runs_that_show_little_start_from_the_prior(self) -> None:
+        # A first push and one small clean run (as promotion leaves them): the excess is
+        # negative by chance; the estimate stays near the prior instead of reading "no spread".
+        runs = [[Counts(7, 7), Counts(42, 44)], [Counts(5, 5), Counts(45, 48)]]
+        assert 0.1 < estimate_spread(runs) <= 0.5  # with a prior of 0: 0
 
     def test_runs_at_one_rate_show_almost_no_spread(self) -> None:
         rng = random.Random(1)
@@ -77,6 +84,17 @@ class TestAnchor:
     def test_oldest_runs_holding_half_the_answers(self) -> None:
         newest_first = (Counts(3, 5), Counts(4, 5), Counts(5, 5), Counts(50, 57))
         assert anchor_runs(newest_first) == (Counts(50, 57),)
+
+    def test_a_first_push_of_baseline_samples_stays_the_anchor(self) -> None:
+        # A first push of 57 answers, then 19 promoted runs of 5 (152 answers): half of them
+        # would take in the four runs after it; baseline-samples keeps the first push alone.
+        newest_first = (*[Counts(3, 5)] * 19, Counts(55, 57))
+        assert len(anchor_runs(newest_first)) == 5
+        assert anchor_runs(newest_first, least=57) == (Counts(55, 57),)
+
+    def test_half_the_answers_when_that_is_fewer_than_baseline_samples(self) -> None:
+        newest_first = (Counts(3, 5), Counts(4, 5), Counts(5, 5), Counts(20, 20))
+        assert anchor_runs(newest_first, least=57) == (Counts(20, 20),)
 
     def test_no_anchor_when_it_would_be_the_whole_pool(self) -> None:
         assert anchor_runs((Counts(50, 57),)) == ()
