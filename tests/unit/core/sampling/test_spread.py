@@ -35,7 +35,8 @@ class TestEstimate:
         # A first push and one small clean run (as promotion leaves them): the excess is
         # negative by chance; the estimate stays near the prior instead of reading "no spread".
         runs = [[Counts(7, 7), Counts(42, 44)], [Counts(5, 5), Counts(45, 48)]]
-        assert 0.1 < estimate_spread(runs) <= 0.5  # with a prior of 0: 0
+        assert 0.1 < estimate_spread(runs, prior=0.5) <= 0.5
+        assert estimate_spread(runs) == 0.0  # the default prior: none
 
     def test_runs_at_one_rate_show_almost_no_spread(self) -> None:
         rng = random.Random(1)
