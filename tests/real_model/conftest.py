@@ -54,12 +54,15 @@ def _require_install() -> None:
         )
 
 
-def _serve(chat_format: str) -> Iterator[local_model.LocalServer]:
+def _serve(
+    chat_format: str = local_model.FUNCTION_CALLING, *, embedding: bool = False
+) -> Iterator[local_model.LocalServer]:
     _require_install()
     try:
-        server = local_model.start(chat_format=chat_format)
+        server = local_model.start(chat_format=chat_format, embedding=embedding)
     except local_model.ModelSetupError as exc:
-        pytest.fail(f"the local model server did not start: {exc}", pytrace=False)
+        what = "embedding" if embedding else "local model"
+        pytest.fail(f"the {what} server did not start: {exc}", pytrace=False)
     with server:
         yield server
 
@@ -67,13 +70,7 @@ def _serve(chat_format: str) -> Iterator[local_model.LocalServer]:
 @pytest.fixture(scope="session")
 def embedding_server() -> Iterator[local_model.LocalServer]:
     """all-MiniLM-L6-v2 answering ``/v1/embeddings``, beside the chat server."""
-    _require_install()
-    try:
-        server = local_model.start(embedding=True)
-    except local_model.ModelSetupError as exc:
-        pytest.fail(f"the embedding server did not start: {exc}", pytrace=False)
-    with server:
-        yield server
+    yield from _serve(embedding=True)
 
 
 def semantic_drift(
