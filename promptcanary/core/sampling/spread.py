@@ -35,9 +35,9 @@ PRIOR_SPREAD = 0.0
 """The prior guess of the logit-scale run-to-run variance ``tau2`` once the pool holds two runs:
 none. A prior of 0.5 lowered the false alarm under a real spread of sd 1.0 only at 10-20 pushes
 (``bench/day_one.py``), and it widened every pooled comparison, so the judged comparisons of a
-noisy judge (20% of verdicts flipped) caught a 0.9 -> 0.5 drop in 88% of runs, not 95%, at 2.5x
-the answers (``bench/judge_drift.py``). The spread widens comparisons once the pooled runs show
-it; docs/statistics.md has the figures."""
+noisy judge (20% of verdicts flipped) caught a 0.9 -> 0.5 drop in 88% of runs, not 93%, at 206
+answers a prompt, not 139 (``bench/judge_drift.py``). The spread widens comparisons once the
+pooled runs show it; docs/statistics.md has the figures."""
 ONE_RUN_SPREAD = 0.0
 """``tau2`` for a pool of one run, which cannot show a spread: none. Any value above 0 costs the
 first pull request power against a real drop (``bench/day_one.py``); see docs/statistics.md."""
