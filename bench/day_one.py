@@ -16,8 +16,9 @@ pull request and of the push itself, and the first push's cost. Seeded: two runs
 figures. Prints, never asserts.
 
 ``--histories N`` (default 300 for the main table, 100 for the others), ``--quick`` (40 and 20),
-``--only default,moderate,wordings,large,spread,decline`` picks tables. Every history is
-independent; two worker processes share them (the machine's two cores).
+``--only default,moderate,wordings,large,spread-0.6,spread-1.0,decline`` picks tables (an unknown
+name is an error). Every history is independent; two worker processes share them (the
+machine's two cores).
 """
 
 from __future__ import annotations
@@ -228,6 +229,9 @@ def main(argv: Sequence[str] = ()) -> None:
     main_n = int(_arg("--histories", "40" if quick else "300"))
     other_n = int(_arg("--others", "20" if quick else "100"))
     only = _arg("--only", ",".join(TABLES)).split(",")
+    unknown = [name for name in only if name not in TABLES]
+    if unknown:
+        raise SystemExit(f"--only: no table {', '.join(unknown)}; the tables: {', '.join(TABLES)}")
     started = time.perf_counter()
     print(machine_note())
     print(f"push options: {_PUSH_OPTIONS or 'none (this version has no top-up)'}")
