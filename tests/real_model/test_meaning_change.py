@@ -35,10 +35,9 @@ import pytest
 
 from scripts import local_model
 from tests.e2e.runner import ActionResult
-from tests.fakes.github_server import FakeGitHubServer
 from tests.real_model.conftest import (
     RealHarness,
-    make_harness,
+    harness_with_github,
     meaning_rows,
     read_pair,
     semantic_drift,
@@ -161,9 +160,7 @@ def pooled(
     embedding_server: local_model.LocalServer,
 ) -> Iterator[RealHarness]:
     """A workspace whose pool is ``BASELINE_PUSHES`` promoted pushes of the sales suite."""
-    github = FakeGitHubServer().start()
-    try:
-        harness = make_harness(tmp_path_factory.mktemp("meaning-change"), github)
+    with harness_with_github(tmp_path_factory.mktemp("meaning-change")) as harness:
         harness.write_suite(SUITE + semantic_drift(embedding_server, "sales", MIN_SHIFT))
         started = time.monotonic()
         for _ in range(BASELINE_PUSHES):
@@ -177,9 +174,6 @@ def pooled(
             print(f"  {pid}, pool: " + " | ".join(repr(a[:60]) for a in answers))
         print(f"\nmeaning pool: {BASELINE_PUSHES} pushes in {time.monotonic() - started:.0f} s")
         yield harness
-    finally:
-        github.stop()
-    assert not github.response_errors, github.response_errors
 
 
 @pytest.mark.timeout(1800)

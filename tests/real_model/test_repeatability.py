@@ -34,10 +34,9 @@ import pytest
 
 from scripts.local_model import LocalServer
 from tests.e2e.runner import ActionResult
-from tests.fakes.github_server import FakeGitHubServer
 from tests.real_model.conftest import (
     RealHarness,
-    make_harness,
+    harness_with_github,
     meaning_rows,
     read_pair,
     regressed_prompts,
@@ -94,9 +93,7 @@ def baseline(
 ) -> Iterator[RealHarness]:
     """A workspace whose baseline pool is ``BASELINE_PUSHES`` pushes on the function-calling
     server, with the answers' vectors from the embedding server."""
-    github = FakeGitHubServer().start()
-    try:
-        harness = make_harness(tmp_path_factory.mktemp("repeatability"), github)
+    with harness_with_github(tmp_path_factory.mktemp("repeatability")) as harness:
         suite = SUITE.read_text(encoding="utf-8") + semantic_drift(embedding_server, FREE_TEXT)
         harness.write_suite(suite)
         for push in range(1, BASELINE_PUSHES + 1):
@@ -113,9 +110,6 @@ def baseline(
                 f"{result.outputs['drift-detected']}, {spent(result)[1]}"
             )
         yield harness
-    finally:
-        github.stop()
-    assert not github.response_errors, github.response_errors
 
 
 @pytest.mark.timeout(4800)
