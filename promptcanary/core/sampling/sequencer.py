@@ -26,6 +26,7 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.sampling.meaning import SEMANTIC_KEY, MeaningComparisons, meaning_for
 from promptcanary.core.sampling.pool import Baseline, answer_digest, entries_of
+from promptcanary.core.sampling.power import FIRST_BUILD, answers_to_detect, build_size
 from promptcanary.core.sampling.sequential import (
     DETERMINISTIC_EVIDENCE,
     Counts,
@@ -33,9 +34,7 @@ from promptcanary.core.sampling.sequential import (
     Look,
     Policy,
     Verdict,
-    answers_to_detect,
     answers_to_show,
-    detectable,
     finish,
     step,
 )
@@ -189,7 +188,11 @@ class Sequencer:
             pool = self.pooled.get(pid)
             if pool is None:
                 # Nothing to compare: one answer (the documented run), or build the pool.
-                targets[pid] = max(1, self.policy.build_size(0, 0)) if self.policy.top_up else 1
+                targets[pid] = (
+                    max(1, min(FIRST_BUILD, self.policy.baseline_samples))
+                    if self.policy.top_up
+                    else 1
+                )
             elif pool.deterministic is not None:
                 targets[pid] = 1
             else:
@@ -263,12 +266,15 @@ class Sequencer:
         pool = self.pooled.get(pid)
         if len(texts.get(pid, set())) == 1 and n >= DETERMINISTIC_EVIDENCE:
             return 0  # one text, often enough: a deterministic prompt needs no more
-        pooled = pool.answers if pool is not None else 0
-        if today and all(
-            detectable(_pooled_counts(pool, key) + c, m, self.policy) for key, c in today.items()
-        ):
-            return 0  # the pool with these answers can show a drop of margin
-        return self.policy.build_size(pooled, n)
+        if not today:  # no probe scored: nothing to size the pool by, grow it in stages
+            return self.policy.build_size(pool.answers if pool is not None else 0, n)
+        # Each probe asks what its pool needs to show a drop of margin (power.build_size);
+        # the prompt takes the most any of them asks.
+        extra = max(
+            build_size(_pooled_counts(pool, key), c, m, self.policy) - c.n
+            for key, c in today.items()
+        )
+        return n + extra if extra > 0 else 0
 
     def _look(
         self, pid: str, key: str, counts: dict[str, dict[str, Counts]], texts: dict[str, set[str]]

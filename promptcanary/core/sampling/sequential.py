@@ -21,9 +21,9 @@ in short:
   varied). When today's answers (two or more) are all one *other* text, the model is
   deterministic and changed: its pass flags decide. With fewer pooled answers neither shortcut
   applies and the e-values decide.
-* **How large a baseline must be**: :func:`detectable` says whether a baseline's counts can show a
-  drop of ``margin`` in ``max_samples`` answers (conditional power about 90%);
-  :func:`baseline_samples_for` is the default ``baseline-samples`` for a suite's size.
+* **How large a baseline must be**: :func:`baseline_samples_for` is the default
+  ``baseline-samples`` for a suite's size (``power.py`` decides when a built pool is large
+  enough); :func:`answers_to_show` sizes a comparison whose pass flags shrink a drop.
 """
 
 from __future__ import annotations
@@ -353,22 +353,6 @@ def answers_to_show(
     ):
         n = min(MAX_SAMPLES_CAP, n + max(1, n // 4))
     return n
-
-
-def answers_to_detect(baseline: Counts, comparisons: int, policy: Policy) -> int | None:
-    """Baseline answers to add (at the same pass rate) before a drop of ``margin`` is
-    :func:`detectable`; ``None`` beyond ``MAX_SAMPLES_CAP`` more."""
-    if detectable(baseline, comparisons, policy):
-        return 0
-    rate = baseline.passes / baseline.n if baseline.n else 1.0
-    extra = 1
-    while extra <= MAX_SAMPLES_CAP:
-        n = baseline.n + extra
-        bigger = Counts(min(n, round(rate * n)), n)
-        if detectable(bigger, comparisons, policy):
-            return extra
-        extra += max(1, extra // 4)
-    return None
 
 
 # --------------------------------------------------------------------------------------------

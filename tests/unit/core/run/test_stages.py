@@ -14,12 +14,12 @@ from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.runner import run_suite
 from promptcanary.core.sampling.pool import promote
+from promptcanary.core.sampling.power import shows_drop
 from promptcanary.core.sampling.sequencer import policy_of
 from promptcanary.core.sampling.sequential import (
     DETERMINISTIC_EVIDENCE,
     Counts,
     baseline_samples_for,
-    detectable,
 )
 from promptcanary.core.suite import CanarySuite
 
@@ -69,7 +69,7 @@ def test_without_a_baseline_every_prompt_builds_a_pool_that_can_show_a_drop() ->
     policy = policy_of(record)
     for n in provider.asked.values():
         assert n <= record.baseline_samples
-        assert detectable(Counts(n, n), 4, policy)
+        assert shows_drop(Counts(n, n), 4, policy)
     # run.json says what was spent and what fixed max-samples sampling would have spent.
     dumped = run.model_dump(mode="json")["provenance"]["adaptive"]
     total = sum(provider.asked.values())

@@ -10,6 +10,7 @@ import pytest
 from promptcanary.core.models import LLMResponse, ProbeResult, ScoreSummary
 from promptcanary.core.sampling import pool
 from promptcanary.core.sampling.pool import answer_digest
+from promptcanary.core.sampling.power import shows_drop
 from promptcanary.core.sampling.sequencer import (
     PooledPrompt,
     Sequencer,
@@ -24,7 +25,6 @@ from promptcanary.core.sampling.sequential import (
     Policy,
     Verdict,
     answers_to_show,
-    detectable,
 )
 from tests.unit.core.sampling.test_pool import _run
 
@@ -200,8 +200,8 @@ def test_undecided_prompts_in_order_once() -> None:
 
 
 def test_prompts_without_pool_are_built_not_compared() -> None:
-    # Varied answers that all pass: asked in growing stages until the pool could show a drop of
-    # 0.5 (detectable), never beyond baseline_samples; nothing is compared.
+    # Varied answers that all pass: asked in stages until the pool could show a drop of 0.5
+    # (shows_drop: the exact power), never beyond baseline_samples; nothing is compared.
     policy = Policy(min_samples=3, max_samples=30, baseline_samples=40, top_up=True)
     seq = Sequencer({"new": None}, policy)
     n = seq.first_targets(["new"])["new"]
@@ -211,8 +211,8 @@ def test_prompts_without_pool_are_built_not_compared() -> None:
         sizes.append(n)
     assert sizes[0] == DETERMINISTIC_EVIDENCE and sizes == sorted(set(sizes))
     assert n <= policy.baseline_samples
-    assert detectable(Counts(n, n), 1, policy)
-    assert not detectable(Counts(sizes[-2], sizes[-2]), 1, policy)
+    assert shows_drop(Counts(n, n), 1, policy)
+    assert not shows_drop(Counts(n - 1, n - 1), 1, policy)
     assert seq.finish() == {}
 
 
