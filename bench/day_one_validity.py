@@ -19,7 +19,11 @@ probe, futility) can only remove looks, so these are upper bounds for the runner
    5; the spread is estimated from the pool as the runner does (``pool_spread``), today's run is
    another draw, asked in the stages above; each comparison alone at the bar ``1 / alpha``, with
    and without the widening (``spread = 0``: the pool as one binomial).
-4. ``--derive``: the power of the e-value against 0.95 → 0.50 at e-BH's single-discovery bar
+4. ``--building``: the first push's pool of one probe under the library's building plan
+   (``promptcanary/core/sampling/power.py``), every pool it can stop at with its exact
+   probability: its mean cost by pass rate and the exact chance that the first pull request
+   catches a drop to 0.50 against it.
+5. ``--derive``: the power of the e-value against 0.95 → 0.50 at e-BH's single-discovery bar
    ``m / 0.05``, and the fewest baseline answers reaching 93% (``BASELINE_SAMPLES_TABLE``); slow
    (minutes per row), so not part of the default run.
 
@@ -39,6 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import machine_note
+from promptcanary.core.sampling import power
 from promptcanary.core.sampling import sequential as seq
 from promptcanary.core.sampling.sequencer import PooledPrompt, Sequencer
 from promptcanary.core.sampling.sequential import Counts, Look, Policy, Verdict, step
@@ -49,10 +54,7 @@ POLICY = Policy()
 
 def looks(policy: Policy = POLICY) -> list[int]:
     """The stage sizes of one comparison that stays undecided to ``max_samples``."""
-    sizes = [policy.min_samples]
-    while sizes[-1] < policy.max_samples:
-        sizes.append(policy.next_size(sizes[-1]))
-    return sizes
+    return list(power.stage_sizes(policy))
 
 
 def _binom(k: int, n: int, p: float) -> float:
@@ -205,6 +207,77 @@ def derive(ms: Sequence[int], target: float = 0.93) -> None:
         sys.stdout.flush()
 
 
+def built_pools(rate: float, comparisons: int, policy: Policy = POLICY) -> dict[Counts, float]:
+    """The first push's pool of one probe answering at ``rate``: every pool the library's
+    building plan (``power.build_size``) can stop at, with its exact probability."""
+    nothing = Counts(0, 0)
+    frontier, out = {nothing: 1.0}, {}
+    while frontier:
+        grown: dict[Counts, float] = {}
+        for today, weight in frontier.items():
+            target = power.build_size(nothing, today, comparisons, policy)
+            if target <= today.n:
+                out[today] = out.get(today, 0.0) + weight
+                continue
+            k = target - today.n
+            for j in range(k + 1):
+                q = weight * _binom(j, k, rate)
+                if q > 1e-13:
+                    key = Counts(today.passes + j, target)
+                    grown[key] = grown.get(key, 0.0) + q
+        frontier = grown
+    return out
+
+
+def outcome(baseline: Counts, rate: float, bar: float) -> tuple[float, float]:
+    """Exact chances that one comparison ends regressed, and "same", today's answers at ``rate``
+    looked at in the stages; the first rule to hold at a look decides (regression first, as
+    ``sequential.step`` checks it)."""
+    dist, n, caught, same = [1.0], 0, 0.0, 0.0
+    for size in looks():
+        step = [_binom(j, size - n, rate) for j in range(size - n + 1)]
+        new = [0.0] * (size + 1)
+        for x, w in enumerate(dist):
+            if w > 1e-15:
+                for j, q in enumerate(step):
+                    new[x + j] += w * q
+        for x, w in enumerate(new):
+            if w and _crosses(baseline, x, size, bar):
+                caught, new[x] = caught + w, 0.0
+            elif w and seq.futile(baseline, Counts(x, size), POLICY):
+                same, new[x] = same + w, 0.0
+        dist, n = new, size
+    return caught, same
+
+
+def building(comparisons: int = 100) -> None:
+    """The first push's cost and the first pull request's exact power, by pass rate."""
+    bar = comparisons / POLICY.alpha
+    log_bar, sizes = math.log(bar), looks()
+    print(
+        f"\nThe first push (building to power {power.BUILD_POWER:g} against a drop of "
+        f"{POLICY.margin:g} from the {1 - power.BUILD_LEVEL:.0%} upper bound, m = "
+        f"{comparisons}, baseline-samples {POLICY.baseline_samples}), and the first pull "
+        "request's exact chance of catching a drop to 0.50 (e-BH's bar for one discovery):"
+    )
+    print("\n| pass rate | answers built (mean) | largest | caught ignoring 'same' | caught "
+          "| 'same' | inconclusive |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for rate in (1.0, 0.97, 0.95, 0.92, 0.9, 0.75):
+        pools = built_pools(rate, comparisons)
+        cost = sum(w * c.n for c, w in pools.items())
+        alone = sum(w * power.chance_of_crossing(c, 0.5, sizes, log_bar)
+                    for c, w in pools.items())  # fmt: skip
+        ends = [(w, outcome(c, 0.5, bar)) for c, w in pools.items()]
+        caught = sum(w * c for w, (c, _) in ends)
+        same = sum(w * s for w, (_, s) in ends)
+        print(
+            f"| {rate} | {cost:.1f} | {max(c.n for c in pools)} | {100 * alone:.1f}% | "
+            f"{100 * caught:.1f}% | {100 * same:.1f}% | {100 * (1 - caught - same):.1f}% |"
+        )
+        sys.stdout.flush()
+
+
 def _option(name: str, default: str) -> str:
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 
@@ -219,6 +292,8 @@ def main() -> None:
         spread_validity(int(_option("--reps", "40" if quick else "200")))
     else:
         validity(pools, rates)
+    if "--building" in sys.argv:
+        building()
     if "--derive" in sys.argv:
         derive([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000])
     print(f"\n({time.perf_counter() - started:.0f} s)")

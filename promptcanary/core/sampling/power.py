@@ -32,9 +32,11 @@ from promptcanary.core.sampling.sequential import (
 BUILD_LEVEL = 0.05
 """The drop building must be able to show starts at the baseline's upper confidence bound at this
 level (Clopper-Pearson), not at its observed rate."""
-BUILD_POWER = 0.93
-"""The exact chance of catching that drop a built pool must give (the figure ``baseline-samples``
-is derived at, ``BASELINE_SAMPLES_TABLE``)."""
+BUILD_POWER = 0.97
+"""The exact chance of catching that drop a built pool must give, ignoring "same": a tested
+"same" ends about 3% of drops to 0.50 after five straight passes (within its claim: the drop is
+under the margin), so 0.97 here is about 93% caught for a probe at 0.95 (``bench/day_one_validity.py
+--building``) at a first push of about 28.6 answers per prompt on the bench suite."""
 FIRST_BUILD = DETERMINISTIC_EVIDENCE
 """Answers in a building prompt's first stage: as many identical answers settle a deterministic
 prompt."""

@@ -41,8 +41,11 @@ MAX_SAMPLES_CAP = 1_000
 """The largest ``max-samples`` accepted: beyond it a typo would buy a very large bill."""
 MIN_SAMPLES = 3
 """``min-samples`` by default: answers every prompt gets in the first stage of ``auto``."""
-MAX_SAMPLES = 60
-"""``max-samples`` by default: answers after which an undecided comparison is inconclusive."""
+MAX_SAMPLES = 80
+"""``max-samples`` by default: answers after which an undecided comparison is inconclusive. 80
+rather than 60: a drop of 0.95 to 0.50 on the first pull request is caught in 93% rather than
+89% (exact, ``bench/day_one_validity.py --building``), and the first push builds less (a pool is
+large enough sooner when today may take more answers); only a comparison still open at 60 pays."""
 PRIOR_WEIGHT = 6
 """The regression e-value's prior on the baseline rate is ``Beta(PRIOR_WEIGHT, 1)``: mass near the
 high pass rates canary probes have (``bench/day_one_validity.py`` prints its power)."""

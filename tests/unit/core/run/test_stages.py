@@ -18,6 +18,7 @@ from promptcanary.core.sampling.power import shows_drop
 from promptcanary.core.sampling.sequencer import policy_of
 from promptcanary.core.sampling.sequential import (
     DETERMINISTIC_EVIDENCE,
+    MAX_SAMPLES,
     Counts,
     baseline_samples_for,
 )
@@ -73,7 +74,7 @@ def test_without_a_baseline_every_prompt_builds_a_pool_that_can_show_a_drop() ->
     # run.json says what was spent and what fixed max-samples sampling would have spent.
     dumped = run.model_dump(mode="json")["provenance"]["adaptive"]
     total = sum(provider.asked.values())
-    assert (dumped["requests"], dumped["fixed_requests"]) == (total, 4 * 60)
+    assert (dumped["requests"], dumped["fixed_requests"]) == (total, 4 * MAX_SAMPLES)
 
 
 def test_a_deterministic_first_run_stops_after_its_identical_answers() -> None:
