@@ -23,7 +23,11 @@ probe, futility) can only remove looks, so these are upper bounds for the runner
    (``promptcanary/core/sampling/power.py``), every pool it can stop at with its exact
    probability: its mean cost by pass rate and the exact chance that the first pull request
    catches a drop to 0.50 against it.
-5. ``--derive``: the power of the e-value against 0.95 → 0.50 at e-BH's single-discovery bar
+5. ``--first-spread``: the first pull request, whose pool is one run and cannot show a spread,
+   compared as if the runs varied by an assumed logit variance (0, 0.1, 0.25, 0.5): the exact
+   chance of catching 0.95 -> 0.50 with no spread, against one comparison's false alarm when
+   the runs do vary (rates drawn per run, ``--pairs`` of them; exact over the answers).
+6. ``--derive``: the power of the e-value against 0.95 → 0.50 at e-BH's single-discovery bar
    ``m / 0.05``, and the fewest baseline answers reaching 93% (``BASELINE_SAMPLES_TABLE``); slow
    (minutes per row), so not part of the default run.
 
@@ -278,6 +282,43 @@ def building(comparisons: int = 100) -> None:
         sys.stdout.flush()
 
 
+@cache
+def _crosses_widened(baseline: Counts, passes: int, n: int, bar: float, spread: float) -> bool:
+    look = Look(baseline, Counts(passes, n), spread=spread, baseline_runs=(baseline.n,))
+    return seq.evidence(look, POLICY)[0] >= bar
+
+
+def _caught(pools: dict[Counts, float], rate: float, bar: float, spread: float) -> float:
+    return sum(
+        w * ever(lambda x, n, b=c: _crosses_widened(b, x, n, bar, spread), rate, looks())
+        for c, w in pools.items()
+    )
+
+
+def first_spread(pairs: int, comparisons: int = 100, seed: int = 20261205) -> None:
+    """The first pull request (a pool of one run) with an assumed spread: what widening buys
+    under real spread and costs without it. Exact over answers, simulated over run rates."""
+    bar = comparisons / POLICY.alpha
+    print(f"\nThe first pull request with an assumed logit variance: 0.95 -> 0.50 caught with no "
+          f"spread (exact), and one comparison's false alarm at no drift when each run draws its "
+          f"rate with logit sd 0.6 or 1.0 ({pairs} pairs of run rates, exact inside; bar "
+          f"{bar:g}).")  # fmt: skip
+    print("\n| assumed variance | caught, no spread | false alarm p=0.90, sd 0.6 | …sd 1.0 "
+          "| p=0.95, sd 0.6 | …sd 1.0 |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    for assumed in (0.0, 0.1, 0.25, 0.5):
+        cells = [_caught(built_pools(0.95, comparisons), 0.5, bar, assumed)]
+        for rate in (0.9, 0.95):
+            for sd in (0.6, 1.0):
+                rng, total = random.Random(seed), 0.0
+                for _ in range(pairs):
+                    first, today = _draw_rate(rate, sd, rng), _draw_rate(rate, sd, rng)
+                    total += _caught(built_pools(first, comparisons), today, bar, assumed)
+                cells.append(total / pairs)
+        print(f"| {assumed:g} | " + " | ".join(f"{100 * c:.2f}%" for c in cells) + " |")
+        sys.stdout.flush()
+
+
 def _option(name: str, default: str) -> str:
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 
@@ -294,6 +335,8 @@ def main() -> None:
         validity(pools, rates)
     if "--building" in sys.argv:
         building()
+    if "--first-spread" in sys.argv:
+        first_spread(int(_option("--pairs", "20" if quick else "60")))
     if "--derive" in sys.argv:
         derive([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000])
     print(f"\n({time.perf_counter() - started:.0f} s)")

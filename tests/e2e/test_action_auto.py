@@ -72,12 +72,12 @@ def test_auto_spends_little_when_nothing_changed_and_catches_a_drop(
     same = harness.run_pr(INPUTS)
     assert same.returncode == 0, same.log
     assert same.outputs["regressions"] == "0"
-    assert harness.llm.request_count < 3 * 60  # fixed samples: max-samples would send 180
+    assert harness.llm.request_count < 3 * 60  # fixed samples: max-samples would send 240
     assert _asked(harness, "Say hello") == 1 and _asked(harness, "Thank the customer") == 1
     drift = _drift(same.output_path("report-dir"))
     assert {row["verdict"] for row in drift["comparisons"]} <= {"same", "inconclusive"}
     assert drift["baseline_pool_runs"] == 8
-    assert "fixed `samples: 60` would have sent 180 requests" in same.summary
+    assert "fixed `samples: 80` would have sent 240 requests" in same.summary
 
     _script(harness, seed=11, yes=0.5)
     drifted = harness.run_pr(INPUTS)
