@@ -68,11 +68,16 @@ def _pmf(n: int, p: float) -> list[float]:
 
 def _crossing_passes(baseline: Counts, n: int, log_bar: float) -> int:
     """The most passes in ``n`` answers at which the e-value still reaches the bar (-1: none).
-    The e-value falls as today's passes rise, so the crossing passes are ``0 … returned``."""
-    top = -1
-    while top < n and log_e_worse(baseline, Counts(top + 1, n)) >= log_bar:
-        top += 1
-    return top
+    Wherever the e-value is at least 1 it falls as today's passes rise (tested), so the crossing
+    passes are ``0 … returned``: a bisection finds the end."""
+    low, high = -1, n + 1  # reaches the bar at low (or none yet), not at high
+    while high - low > 1:
+        mid = (low + high) // 2
+        if log_e_worse(baseline, Counts(mid, n)) >= log_bar:
+            low = mid
+        else:
+            high = mid
+    return low
 
 
 def chance_of_crossing(
