@@ -40,7 +40,9 @@ answers a prompt, not 139 (``bench/judge_drift.py``). The spread widens comparis
 pooled runs show it; docs/statistics.md has the figures."""
 ONE_RUN_SPREAD = 0.0
 """``tau2`` for a pool of one run, which cannot show a spread: none. Any value above 0 costs the
-first pull request power against a real drop (``bench/day_one.py``); see docs/statistics.md."""
+first pull request power against a real drop: 0.1 takes a 0.95 -> 0.50 drop from 96% caught to
+81% and halves the false alarm under a spread of sd 1.0 (exact, ``bench/day_one_validity.py
+--first-spread``); see docs/statistics.md."""
 PRIOR_WEIGHT = 5.0
 """The prior's weight, in units of ``p (1 - p) x (answers)`` of between-run information (about
 one run of 60 answers at a pass rate of 0.9): a few noisy small runs do not swing the estimate."""
