@@ -310,6 +310,7 @@ def _sequential(
         return rows, 1
     rows = _with_sequential_decisions(rows, decided)
     warnings.extend(_inconclusive_notes(rows))
+    warnings.extend(_one_run_note(rows, decided.pooled.runs))
     return rows + _meaning_rows(decided, snapshots[0], current, found), decided.pooled.runs
 
 
@@ -355,6 +356,21 @@ def _inconclusive_notes(rows: list[ProbeComparison]) -> list[str]:
         + (f" (and {len(texts) - 1} more alike)" if len(texts) > 1 else "")
         + "."
         for texts in reasons.values()
+    ]
+
+
+def _one_run_note(rows: list[ProbeComparison], pooled_runs: int) -> list[str]:
+    """A regression of a probe that also failed in a pool of one run may be that day's variation:
+    one run cannot show how much a pass rate moves between runs (docs/statistics.md)."""
+    flaky = [row for row in rows if row.regression and row.flaky]
+    if pooled_runs != 1 or not flaky:
+        return []
+    return [
+        f"{len(flaky)} regression(s) of probes that also failed in the baseline are measured "
+        "against a pool of one run: how much a pass rate varies from run to run cannot be "
+        "measured yet, so a model that varies a lot between runs can show such a drop without "
+        "drifting (about 1 pull request in 10 at logit sd 1.0); from the second promoted run "
+        "on, the spread is measured and widens the comparison."
     ]
 
 

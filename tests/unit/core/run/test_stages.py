@@ -163,3 +163,28 @@ def test_a_push_tops_up_a_thin_pool_and_a_pull_request_does_not() -> None:
     SUITE.run(push, show_progress=False, baseline=snapshot, top_up=True)
     assert max(pull.asked.values()) < DETERMINISTIC_EVIDENCE
     assert min(push.asked.values()) > max(pull.asked.values())
+
+
+def test_a_flaky_probes_regression_against_one_pooled_run_says_the_spread_is_unmeasured() -> None:
+    # One promoted run where p2 passed 90% of the time: its regression today cannot be told from
+    # run-to-run variation, and the report says so; an always-passing probe's regression does
+    # not carry the note, and neither does one against a pool of two runs.
+    rates = {**STEADY, "p2": 0.9}
+    first = SUITE.run(Answers(rates, varied=True, seed=1), show_progress=False, top_up=True)
+    one = promote(first, None)
+    dropped = Answers({**rates, "p2": 0.1}, varied=True, seed=2)
+    report = compare(one, SUITE.run(dropped, show_progress=False, baseline=one))
+    [row] = report.regressions
+    assert row.prompt_id == "p2" and row.flaky
+    assert any("against a pool of one run" in w for w in report.warnings)
+
+    steady_drop = Answers({**rates, "p0": 0.1}, varied=True, seed=3)
+    report = compare(one, SUITE.run(steady_drop, show_progress=False, baseline=one))
+    assert [r.prompt_id for r in report.regressions] == ["p0"]
+    assert not any("against a pool of one run" in w for w in report.warnings)
+
+    second = SUITE.run(Answers(rates, varied=True, seed=4), show_progress=False, baseline=one)
+    two = promote(second, one)
+    report = compare(two, SUITE.run(dropped, show_progress=False, baseline=two))
+    assert [r.prompt_id for r in report.regressions] == ["p2"]
+    assert not any("against a pool of one run" in w for w in report.warnings)
