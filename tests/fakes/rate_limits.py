@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -32,6 +33,8 @@ class ServerRateLimit:
     headers: bool = True
     burst: float = 0.2
     """Seconds of budget a key may spend at once."""
+    clock: Callable[[], float] = time.monotonic
+    """The server's time (a virtual clock in simulations: ``tests/fakes/rate_sim.py``)."""
     admitted: dict[str, int] = field(default_factory=dict)
     refused: dict[str, int] = field(default_factory=dict)
     admitted_at: dict[str, list[float]] = field(default_factory=dict)
@@ -47,7 +50,7 @@ class ServerRateLimit:
         cap_r, cap_t = self.capacity
         rate_r, rate_t = self.rpm / 60, self.tpm / 60
         with self._lock:
-            now = time.monotonic()
+            now = self.clock()
             b = self._buckets.setdefault(key, _Buckets(cap_r, cap_t, now))
             elapsed = now - b.stamp
             b.requests = min(cap_r, b.requests + elapsed * rate_r)
