@@ -75,21 +75,9 @@ class LimitedServer(ServerProcess):
 
 def unpaced() -> Any:
     """Today's runner: a Pacing whose limiters never learn anything (so never wait)."""
-    from promptcanary.core.run.pacing import Limiter, Pacing, Ticket
+    from tests.fakes.rate_sim import blind_pacing
 
-    class _Blind(Limiter):
-        answered = True  # today's runner waited for nothing, not even a first answer
-
-        def settle(self, ticket: Ticket, **_: Any) -> None:
-            if not ticket.settled:
-                ticket.settled = True
-                self.in_flight.remove(ticket)
-
-    class _Unpaced(Pacing):
-        def limiter(self, scope: str, *, rpm: Any = None, tpm: Any = None) -> Limiter:
-            return _Blind(scope)
-
-    return _Unpaced()
+    return blind_pacing()
 
 
 async def run_models(url: str, keys: list[str], n: int, pacing: Any) -> list[Any]:
@@ -109,17 +97,6 @@ async def run_models(url: str, keys: list[str], n: int, pacing: Any) -> list[Any
         for i, key in enumerate(keys)
     ]
     return list(await asyncio.gather(*runs))
-
-
-def peak_rate(times: list[float], window: float = 1.0) -> float:
-    """The most requests admitted in any ``window`` seconds, per second."""
-    times = sorted(times)
-    best, start = 0, 0
-    for end, t in enumerate(times):
-        while t - times[start] > window:
-            start += 1
-        best = max(best, end - start + 1)
-    return best / window
 
 
 def one_load() -> float:
@@ -149,6 +126,8 @@ def measure(
     results = asyncio.run(run_models(server.url, case["keys"], per_model, pacing))
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     stats = server.stats()
+    from tests.fakes.rate_sim import peak_rate
+
     total = per_model * len(case["keys"])
     refused = sum(stats["refused"].values())
     bound = total / keys / (rpm / 60)

@@ -38,6 +38,7 @@ class ServerRateLimit:
     admitted: dict[str, int] = field(default_factory=dict)
     refused: dict[str, int] = field(default_factory=dict)
     admitted_at: dict[str, list[float]] = field(default_factory=dict)
+    refused_at: dict[str, list[float]] = field(default_factory=dict)
     _buckets: dict[str, _Buckets] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -65,6 +66,7 @@ class ServerRateLimit:
                 self.admitted_at.setdefault(key, []).append(now)
             else:
                 self.refused[key] = self.refused.get(key, 0) + 1
+                self.refused_at.setdefault(key, []).append(now)
             wait = max((1 - b.requests) / rate_r, (cost_t - b.tokens) / rate_t, 0.0)
             headers: dict[str, str] = {}
             if self.headers:

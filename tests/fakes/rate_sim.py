@@ -141,7 +141,9 @@ def blind_pacing(clock: VirtualClock | None = None) -> Pacing:
     """The runner before pacing: limiters that never learn (so never wait) and send at once."""
 
     class _Blind(Limiter):
-        answered = True  # that runner waited for nothing, not even a first answer
+        def __init__(self, scope: str, clock: Any) -> None:
+            super().__init__(scope, clock=clock)
+            self.start.open = True  # that runner waited for nothing, not even an answer
 
         def settle(self, ticket: Ticket, **_: Any) -> None:
             if not ticket.settled:
@@ -150,7 +152,7 @@ def blind_pacing(clock: VirtualClock | None = None) -> Pacing:
 
     class _Unpaced(Pacing):
         def limiter(self, scope: str, *, rpm: Any = None, tpm: Any = None) -> Limiter:
-            return _Blind(scope, clock=self.clock)
+            return _Blind(scope, self.clock)
 
     return _Unpaced(clock=clock) if clock is not None else _Unpaced()
 

@@ -273,7 +273,7 @@ def test_a_slow_first_answer_lets_one_runs_burst_go_after_the_wait() -> None:
         third = asyncio.ensure_future(other("third out"))
         await asyncio.sleep(0.05)
         order.append("first answer")
-        limiter.settle(first)  # two in flight held the third until an answer
+        limiter.settle(first, headers=headers(remaining=10))  # two in flight held the third
         await third
         return order
 
