@@ -22,6 +22,11 @@ bound stays N/R; were the keys' budgets shared it would double).
 
     .venv/bin/python bench/rate_limit.py [--requests 600] [--rpm 1200] [--latency 0.02]
         [--repeat 1] [--only "no headers"] [--case headers --case "no headers"]
+    .venv/bin/python bench/rate_limit.py --simulate [--send-delay 4,21] [--late 0] [--repeat 3]
+
+``--simulate`` runs the same cases on a virtual clock (``tests/fakes/rate_sim.py``): the real
+runner and limiter against the same token bucket, no server and no wall time, so the figures
+are the limiter's arithmetic and the same on any machine (seeds 0 to repeat - 1).
 """
 
 from __future__ import annotations
