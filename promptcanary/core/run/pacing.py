@@ -6,7 +6,9 @@ requests and tokens, each a bucket that refills continuously at its limit per mi
 
 * **The budget** comes from ``rpm:`` / ``tpm:`` (the model mapping), or is learnt from the
   answers' rate-limit headers (:mod:`.rate_headers`): their limit sets the refill rate; the
-  first answer's remaining, less what is still in flight, the level. Later answers only lower
+  first answer's remaining, less what is still in flight, the level; remaining plus the refill
+  until the ``reset`` time, what the bucket holds (so a late request may make up for the time
+  it lost where the server's bucket would have kept it too). Later answers only lower
   it, to what they say is left (another job spending the key): their count is old and rounded
   down, and re-setting the level from it at every answer kept the bucket below the server's,
   which refused nothing but wasted whatever it could not hold.
@@ -19,12 +21,16 @@ requests and tokens, each a bucket that refills continuously at its limit per mi
 
 **A 429 although the budget said there was room** (headers or ``rpm:``/``tpm:`` known): the
 server's bucket is smaller than the jitter between requests (requests sent evenly arrive
-bunched). Every request then costs a margin more (a tenth of its cost more per such 429, at
-most twice its cost), which widens the spacing; the margin shrinks by 0.5% of itself per
-answer, so it settles where such 429s are rare.
+bunched). Every request then costs a margin more, which widens the spacing: its
+``Retry-After`` says how early the request came, and the margin becomes what that request
+needed, half as much again (a margin grown a tenth per 429 swung between 7% and 20% over a
+one-request bucket); a 429 that says nothing adds a tenth; at most twice the cost. The margin
+shrinks by 0.2% of itself per answer, so it settles where such 429s are rare, and a bucket
+that holds a single request (no bunching absorbed at all) starts with 5%.
 
-Before a scope's first answer nothing is known: one request goes first and the others wait for
-its answer (a blind burst is what a server holding a fraction of a second of budget refuses).
+Before a scope's budget is known, :mod:`.rate_start` decides how many requests go: one until
+the first answer, then all (its headers said the budget) or a few milliseconds apart (they did
+not), so that no blind burst meets a server holding a fraction of a second of budget.
 
 Pure: the clock and the sleep are parameters. A limiter that knows nothing costs nothing.
 """
@@ -218,8 +224,8 @@ class Limiter:
 
         While nothing says the scope's budget, the start gate (:mod:`.rate_start`) bounds the
         requests in flight: one until the first answer (at most ``first_answer_wait``
-        seconds, then ``first_burst``: one run's concurrency), then a window that grows with
-        the answers."""
+        seconds, then ``first_burst``: one run's concurrency), then, if that answer said no
+        budget, one more every few milliseconds until a 429."""
         waits: dict[str, float] = {}
         if first_burst is not None and not self.start.open:
             first, ramp = await self.start.wait(lambda: len(self.in_flight), first_burst)

@@ -14,8 +14,8 @@ Nothing is paced until a 429. Then requests go out at a rate found as TCP finds 
   answers' worth of time (2 to 60 s): a server whose limit does not move is asked at just
   under it most of the time, and probed past it only slowly (a linear increase reached the
   limit again within seconds, and every return cost a 429; 40 answers' time cost a 429 every
-  6-8 s of a steady run, 80 about half as many for the same wall time, in the virtual-time
-  simulation of ``tests/fakes/rate_sim.py``).
+  6-8 s of a steady run, 80 fewer for the same wall time in the virtual-time simulation of
+  ``tests/fakes/rate_sim.py``: two keys without headers 3.5% → 2.6% refused).
 
 Pure: times are parameters.
 """
@@ -112,7 +112,7 @@ class RateSearch:
         nothing of the rate: only the hold applies."""
         if retry_after is None or not 0 < retry_after <= SEED_RETRY_AFTER:
             return
-        self.peak = max(self.peak, 1 / retry_after) if self.rate is not None else 1 / retry_after
+        self.peak = 1 / retry_after
         self.rate = max(MIN_RATE, DECREASE * self.peak)
         self.probing = True
         self.last_event = now  # the rest of the burst met the same bucket
