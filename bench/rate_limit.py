@@ -22,6 +22,11 @@ bound stays N/R; were the keys' budgets shared it would double).
 
     .venv/bin/python bench/rate_limit.py [--requests 600] [--rpm 1200] [--latency 0.02]
         [--repeat 1] [--only "no headers"] [--case headers --case "no headers"]
+    .venv/bin/python bench/rate_limit.py --simulate [--send-delay 4,21] [--late 0] [--repeat 3]
+
+``--simulate`` runs the same cases on a virtual clock (``tests/fakes/rate_sim.py``): the real
+runner and limiter against the same token bucket, no server and no wall time, so the figures
+are the limiter's arithmetic and the same on any machine (seeds 0 to repeat - 1).
 """
 
 from __future__ import annotations
@@ -35,12 +40,15 @@ sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resol
 import argparse
 import asyncio
 import json
+import math
 import os
 import statistics
 import time
 from typing import Any
 
 from bench._common import ServerProcess, build_suite, machine_note, print_table
+from tests.fakes.rate_sim import CASES as SIM_CASES
+from tests.fakes.rate_sim import blind_pacing, peak_rate
 
 _SERVER_SCRIPT = """
 import json, sys
@@ -75,21 +83,7 @@ class LimitedServer(ServerProcess):
 
 def unpaced() -> Any:
     """Today's runner: a Pacing whose limiters never learn anything (so never wait)."""
-    from promptcanary.core.run.pacing import Limiter, Pacing, Ticket
-
-    class _Blind(Limiter):
-        answered = True  # today's runner waited for nothing, not even a first answer
-
-        def settle(self, ticket: Ticket, **_: Any) -> None:
-            if not ticket.settled:
-                ticket.settled = True
-                self.in_flight.remove(ticket)
-
-    class _Unpaced(Pacing):
-        def limiter(self, scope: str, *, rpm: Any = None, tpm: Any = None) -> Limiter:
-            return _Blind(scope)
-
-    return _Unpaced()
+    return blind_pacing()
 
 
 async def run_models(url: str, keys: list[str], n: int, pacing: Any) -> list[Any]:
@@ -109,17 +103,6 @@ async def run_models(url: str, keys: list[str], n: int, pacing: Any) -> list[Any
         for i, key in enumerate(keys)
     ]
     return list(await asyncio.gather(*runs))
-
-
-def peak_rate(times: list[float], window: float = 1.0) -> float:
-    """The most requests admitted in any ``window`` seconds, per second."""
-    times = sorted(times)
-    best, start = 0, 0
-    for end, t in enumerate(times):
-        while t - times[start] > window:
-            start += 1
-        best = max(best, end - start + 1)
-    return best / window
 
 
 def one_load() -> float:
@@ -183,7 +166,9 @@ def client_floor(server: LimitedServer, args: argparse.Namespace) -> tuple[float
 
 
 def spread(values: list[float], fmt: str) -> str:
-    """The median, and the range when there are several runs."""
+    """The median, and the range when there are several runs ("–" for none: simulated)."""
+    if all(math.isnan(v) for v in values):
+        return "–"
     mid = format(statistics.median(values), fmt)
     if len(values) == 1:
         return mid
@@ -209,17 +194,78 @@ def row(label: str, runs: dict[str, list[dict[str, Any]]]) -> list[Any]:
     ]
 
 
-CASES = (
-    ("headers", True, ["sk-a"]),
-    ("no headers", False, ["sk-a"]),
-    ("2 models, 1 key, headers", True, ["sk-a", "sk-a"]),
-    ("2 models, 1 key, no headers", False, ["sk-a", "sk-a"]),
-    ("2 models, 2 keys, headers", True, ["sk-a", "sk-b"]),
-    ("2 models, 2 keys, no headers", False, ["sk-a", "sk-b"]),
-)
+CASES = tuple((c.label, c.headers, list(c.keys)) for c in SIM_CASES)
+"""The cases of ``tests/fakes/rate_sim.py``: (label, headers, one key a model)."""
+
+Runs = dict[str, dict[str, list[dict[str, Any]]]]
 
 
-def main() -> None:
+def real_runs(args: argparse.Namespace, cases: list[Any]) -> tuple[Runs, str]:
+    """Every case ``--repeat`` times, interleaved, both runners, against the real server; and
+    the line saying what the client alone takes."""
+    from promptcanary.providers.litellm import import_litellm
+
+    import_litellm()
+    server = LimitedServer(args.latency)
+    runs: Runs = {c[0]: {"today": [], "paced": []} for c in cases}
+    try:
+        asyncio.run(run_models(server.url, ["sk-warm"], 4, None))  # warm LiteLLM's first call
+        floor, floor_cpu = client_floor(server, args)
+        for _ in range(args.repeat):
+            for label, headers, keys in cases:
+                for runner in ("today", "paced"):
+                    case = {"label": label, "runner": runner, "headers": headers, "keys": keys}
+                    runs[label][runner].append(measure(server, args, case))
+    finally:
+        server.close()
+    note = (
+        f"The client alone (no limit): {args.requests} requests in {floor:.1f} s, "
+        f"{floor_cpu / args.requests * 1000:.1f} ms CPU a request "
+        f"({floor / (args.requests / (args.rpm / 60)):.2f} of the bound N/R)"
+    )
+    return runs, note
+
+
+def simulated_runs(args: argparse.Namespace, cases: list[Any]) -> tuple[Runs, str]:
+    """The same cases on a virtual clock (``tests/fakes/rate_sim.py``): seeds 0 to repeat - 1,
+    no wall time, no CPU share (the same figures on any machine)."""
+    from tests.fakes.rate_sim import Case, Network, simulate
+
+    low, high = (float(ms) / 1000 for ms in args.send_delay.split(","))
+    network = Network(send=(low, high), late=(0.0, args.late / 1000), latency=args.latency)
+    runs: Runs = {c[0]: {"today": [], "paced": []} for c in cases}
+    for seed in range(args.repeat):
+        for label, headers, keys in cases:
+            for runner in ("today", "paced"):
+                outcome = simulate(
+                    Case(label, headers, tuple(keys)),
+                    requests=args.requests,
+                    rpm=args.rpm,
+                    network=network,
+                    seed=seed,
+                    paced=runner == "paced",
+                )
+                runs[label][runner].append(
+                    {
+                        "ratio": outcome.ratio,
+                        "bound": outcome.bound,
+                        "n": outcome.requests,
+                        "429": outcome.refused_share,
+                        "errored": outcome.errored,
+                        "peak": outcome.peak,
+                        "cpu": float("nan"),
+                        "load": float("nan"),
+                    }
+                )
+    note = (
+        f"Simulated on a virtual clock: requests reach the server {low * 1000:g}–{high * 1000:g} "
+        f"ms after they leave, sleeps wake up to {args.late:g} ms late, seeds 0–{args.repeat - 1} "
+        "(the same figures on any machine)"
+    )
+    return runs, note
+
+
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--rpm", type=float, default=600.0)
@@ -231,40 +277,24 @@ def main() -> None:
     parser.add_argument(
         "--case", action="append", default=[], help="run this case (its exact name; repeatable)"
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--simulate", action="store_true", help="on a virtual clock, no server (rate_sim.py)"
+    )
+    parser.add_argument("--send-delay", default="4,21", help="simulated: ms, low,high")
+    parser.add_argument("--late", type=float, default=0.0, help="simulated: ms sleeps wake late")
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = arguments()
     print(machine_note())
     print(
         f"N = {args.requests}, R = {args.rpm:.0f}/min, T = {args.tpm:.0f}/min, "
         f"latency {args.latency * 1000:.0f} ms, concurrency 8, {args.repeat} run(s) a case"
     )
-    from promptcanary.providers.litellm import import_litellm
-
-    import_litellm()
-    server = LimitedServer(args.latency)
     cases = [c for c in CASES if args.only in c[0] and (not args.case or c[0] in args.case)]
-    runs: dict[str, dict[str, list[dict[str, Any]]]] = {
-        c[0]: {"today": [], "paced": []} for c in cases
-    }
-    try:
-        asyncio.run(run_models(server.url, ["sk-warm"], 4, None))  # warm LiteLLM's first call
-        floor, floor_cpu = client_floor(server, args)
-        for _ in range(args.repeat):
-            for label, headers, keys in cases:
-                for runner in ("today", "paced"):
-                    case = {
-                        "label": label,
-                        "runner": runner,
-                        "headers": headers,
-                        "keys": keys,
-                    }
-                    runs[label][runner].append(measure(server, args, case))
-    finally:
-        server.close()
-    print(
-        f"\nThe client alone (no limit): {args.requests} requests in {floor:.1f} s, "
-        f"{floor_cpu / args.requests * 1000:.1f} ms CPU a request "
-        f"({floor / (args.requests / (args.rpm / 60)):.2f} of the bound N/R)"
-    )
+    runs, note = simulated_runs(args, cases) if args.simulate else real_runs(args, cases)
+    print("\n" + note)
     print_table(
         "Wall time over the bound N/R, share of answers that were 429 (%), today's runner | paced",
         [

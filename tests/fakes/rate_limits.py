@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -32,9 +33,12 @@ class ServerRateLimit:
     headers: bool = True
     burst: float = 0.2
     """Seconds of budget a key may spend at once."""
+    clock: Callable[[], float] = time.monotonic
+    """The server's time (a virtual clock in simulations: ``tests/fakes/rate_sim.py``)."""
     admitted: dict[str, int] = field(default_factory=dict)
     refused: dict[str, int] = field(default_factory=dict)
     admitted_at: dict[str, list[float]] = field(default_factory=dict)
+    refused_at: dict[str, list[float]] = field(default_factory=dict)
     _buckets: dict[str, _Buckets] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -47,7 +51,7 @@ class ServerRateLimit:
         cap_r, cap_t = self.capacity
         rate_r, rate_t = self.rpm / 60, self.tpm / 60
         with self._lock:
-            now = time.monotonic()
+            now = self.clock()
             b = self._buckets.setdefault(key, _Buckets(cap_r, cap_t, now))
             elapsed = now - b.stamp
             b.requests = min(cap_r, b.requests + elapsed * rate_r)
@@ -62,6 +66,7 @@ class ServerRateLimit:
                 self.admitted_at.setdefault(key, []).append(now)
             else:
                 self.refused[key] = self.refused.get(key, 0) + 1
+                self.refused_at.setdefault(key, []).append(now)
             wait = max((1 - b.requests) / rate_r, (cost_t - b.tokens) / rate_t, 0.0)
             headers: dict[str, str] = {}
             if self.headers:

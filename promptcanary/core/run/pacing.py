@@ -6,7 +6,9 @@ requests and tokens, each a bucket that refills continuously at its limit per mi
 
 * **The budget** comes from ``rpm:`` / ``tpm:`` (the model mapping), or is learnt from the
   answers' rate-limit headers (:mod:`.rate_headers`): their limit sets the refill rate; the
-  first answer's remaining, less what is still in flight, the level. Later answers only lower
+  first answer's remaining, less what is still in flight, the level; remaining plus the refill
+  until the ``reset`` time, what the bucket holds (so a late request may make up for the time
+  it lost where the server's bucket would have kept it too). Later answers only lower
   it, to what they say is left (another job spending the key): their count is old and rounded
   down, and re-setting the level from it at every answer kept the bucket below the server's,
   which refused nothing but wasted whatever it could not hold.
@@ -19,12 +21,16 @@ requests and tokens, each a bucket that refills continuously at its limit per mi
 
 **A 429 although the budget said there was room** (headers or ``rpm:``/``tpm:`` known): the
 server's bucket is smaller than the jitter between requests (requests sent evenly arrive
-bunched). Every request then costs a margin more (a tenth of its cost more per such 429, at
-most twice its cost), which widens the spacing; the margin shrinks by 0.5% of itself per
-answer, so it settles where such 429s are rare.
+bunched). Every request then costs a margin more, which widens the spacing: its
+``Retry-After`` says how early the request came, and the margin becomes what that request
+needed, half as much again (a margin grown a tenth per 429 swung between 7% and 20% over a
+one-request bucket); a 429 that says nothing adds a tenth; at most twice the cost. The margin
+shrinks by 0.2% of itself per answer, so it settles where such 429s are rare, and a bucket
+that holds a single request (no bunching absorbed at all) starts with 5%.
 
-Before a scope's first answer nothing is known: one request goes first and the others wait for
-its answer (a blind burst is what a server holding a fraction of a second of budget refuses).
+Before a scope's budget is known, :mod:`.rate_start` decides how many requests go: one until
+the first answer, then all (its headers said the budget) or a few milliseconds apart (they did
+not), so that no blind burst meets a server holding a fraction of a second of budget.
 
 Pure: the clock and the sleep are parameters. A limiter that knows nothing costs nothing.
 """
@@ -39,6 +45,7 @@ from dataclasses import dataclass, field
 
 from promptcanary.core.run.rate_headers import Budget, RateLimitHeaders
 from promptcanary.core.run.rate_search import RateSearch
+from promptcanary.core.run.rate_start import RAMP_REASON, StartGate
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[object]]
@@ -59,8 +66,16 @@ WIDEN = 0.1
 """A 429 although the budget said there was room adds this share of a request's cost."""
 MAX_MARGIN = 1.0
 """The margin never adds more than this share (the spacing at most doubles)."""
-NARROW = 0.005
+NARROW = 0.002
 """Share of the margin taken off per answer that was not a 429."""
+TINY_BUCKET = 2.0
+"""A server bucket holding fewer requests than this absorbs no bunching of their arrivals."""
+TINY_BUCKET_MARGIN = 0.05
+"""The margin a tiny bucket starts with (requests sent evenly arrive a few ms bunched)."""
+DEFICIT_SAFETY = 1.5
+"""A 429 that says how early its request came widens to this multiple of what it needed."""
+MIN_WIDEN = 0.02
+"""Such a 429 adds at least this share to the margin its request was sent with."""
 
 
 class _Bucket:
@@ -117,6 +132,8 @@ class Ticket:
 
     sent_at: float
     tokens: int
+    margin: float = 0.0
+    """The limiter's margin when the request went (see :meth:`Limiter._widen`)."""
     waits: dict[str, float] = field(default_factory=dict)
     """Seconds it waited, by what made it wait."""
     settled: bool = False
@@ -173,8 +190,7 @@ class Limiter:
         self.in_flight: list[Ticket] = []
         self._synced = -math.inf
         self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
-        self.answered = False
-        self._answer: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
+        self.start = StartGate(first_answer_wait, clock)
 
     # ── before a request ──
 
@@ -206,15 +222,15 @@ class Limiter:
     ) -> Ticket:
         """Wait until the budget lets a request of ``tokens`` tokens out, then count it.
 
-        Before the scope's first answer nothing is known: one request goes out first, and
-        the others wait for its answer (whose headers say the budget), at most
-        ``first_answer_wait`` seconds; then at most ``first_burst`` (one run's concurrency),
-        so runs starting together on one key do not add up their bursts."""
+        While nothing says the scope's budget, the start gate (:mod:`.rate_start`) bounds the
+        requests in flight: one until the first answer (at most ``first_answer_wait``
+        seconds, then ``first_burst``: one run's concurrency), then, if that answer said no
+        budget, one more every few milliseconds until a 429."""
         waits: dict[str, float] = {}
-        if first_burst is not None and not self.answered and self.in_flight:
-            started = self.clock()
-            await self._before_first_answer(first_burst)
-            self._count(waits, FIRST_ANSWER_REASON, self.clock() - started)
+        if first_burst is not None and not self.start.open:
+            first, ramp = await self.start.wait(lambda: len(self.in_flight), first_burst)
+            self._count(waits, FIRST_ANSWER_REASON, first)
+            self._count(waits, RAMP_REASON, ramp)
         if not self.idle:
             async with self._loop_lock():
                 while True:
@@ -239,27 +255,9 @@ class Limiter:
         for name, bucket in self.buckets.items():
             bucket.refill(now)
             bucket.level -= (1.0 if name == "requests" else float(tokens)) * (1 + self.margin)
-        ticket = Ticket(sent_at=now, tokens=tokens)
+        ticket = Ticket(sent_at=now, tokens=tokens, margin=self.margin)
         self.in_flight.append(ticket)
         return ticket
-
-    async def _before_first_answer(self, first_burst: int) -> None:
-        # A burst before any answer is blind: a server that holds a fraction of a second of
-        # budget refuses most of it. A slow first answer must not hold the run for long.
-        answered = self._first_answer()
-        try:
-            await asyncio.wait_for(answered.wait(), self.first_answer_wait)
-        except TimeoutError:
-            if len(self.in_flight) >= first_burst:
-                await answered.wait()
-
-    def _first_answer(self) -> asyncio.Event:
-        loop = asyncio.get_running_loop()
-        if self._answer is None or self._answer[0] is not loop:
-            self._answer = (loop, asyncio.Event())
-            if self.answered:
-                self._answer[1].set()
-        return self._answer[1]
 
     def _loop_lock(self) -> asyncio.Lock:
         # One lock per event loop: a Pacing may outlive the loop of a blocking run.
@@ -284,10 +282,6 @@ class Limiter:
             return
         ticket.settled = True
         self.in_flight.remove(ticket)
-        if not self.answered:
-            self.answered = True
-            if self._answer is not None:
-                self._answer[1].set()
         now = self.clock()
         tokens = self.buckets.get("tokens")
         if tokens is not None and used_tokens is not None:
@@ -297,14 +291,15 @@ class Limiter:
         if headers is not None and headers.known and ticket.sent_at >= self._synced:
             self._synced = ticket.sent_at
             self._learn(headers, now, ticket.sent_at)
+        self.start.settled(known=bool(self.buckets), rate_limited=rate_limited)
         if rate_limited:
             self.stats.rate_limited += 1
             if retry_after is not None and retry_after > 0:
                 self.held_until = max(self.held_until, now + retry_after)
             if self.from_headers or self.configured["requests"]:
-                self._widen(ticket, now)
+                self._widen(ticket, now, retry_after)
             else:
-                self.search.decrease(ticket.sent_at, now)
+                self.search.decrease(ticket.sent_at, now, retry_after)
         else:
             self.margin *= 1 - NARROW
             self.search.increase(now)
@@ -326,14 +321,16 @@ class Limiter:
         in_flight = sum(unit or t.tokens for t in self.in_flight)
         bucket = self.buckets.get(name)
         rate = min(limit, configured) / 60 if configured else limit / 60
+        # What is left and the time until the bucket is full say how much it holds.
+        holds = budget.remaining + (budget.reset or 0.0) * rate
         if bucket is None:
-            self.buckets[name] = _Bucket(
-                rate, max(1.0, budget.remaining), budget.remaining - in_flight, now
-            )
+            self.buckets[name] = _Bucket(rate, max(1.0, holds), budget.remaining - in_flight, now)
+            if name == "requests" and budget.reset is not None and holds < TINY_BUCKET:
+                self.margin = max(self.margin, TINY_BUCKET_MARGIN)
             return
         bucket.refill(now)
         bucket.rate = rate
-        bucket.capacity = max(bucket.capacity, budget.remaining, 1.0)
+        bucket.capacity = max(bucket.capacity, holds, 1.0)
         # The answer's count is old (taken when its request arrived): what it says and the
         # refill since the request went are left, less what is in flight (counted by the
         # server or not: the margin for requests that arrive bunched). The bucket's own count
@@ -342,12 +339,19 @@ class Limiter:
         most = budget.remaining + (now - sent_at) * rate - in_flight
         bucket.level = min(bucket.level, most)
 
-    def _widen(self, ticket: Ticket, now: float) -> None:
+    def _widen(self, ticket: Ticket, now: float, retry_after: float | None) -> None:
         # One widening per bunch: requests sent before the last one met the old spacing.
         if ticket.sent_at <= self.widened:
             return
         self.widened = now
-        self.margin = min(MAX_MARGIN, self.margin + WIDEN)
+        requests = self.buckets.get("requests")
+        if retry_after is None or requests is None or retry_after * requests.rate >= WIDEN:
+            self.margin = min(MAX_MARGIN, self.margin + WIDEN)
+            return
+        # The server said how early the request came (it fits Retry-After later): the spacing
+        # that would have let it through, and half as much again for a worse bunching.
+        needed = (ticket.margin + retry_after * requests.rate) * DEFICIT_SAFETY
+        self.margin = min(MAX_MARGIN, max(self.margin, needed, ticket.margin + MIN_WIDEN))
 
 
 class Pacing:

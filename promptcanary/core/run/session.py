@@ -23,6 +23,7 @@ from promptcanary.core.run.pacing import FIRST_ANSWER_REASON, Limiter, Pacing, T
 from promptcanary.core.run.progress import RunProgress
 from promptcanary.core.run.provider import BaseLLMProvider, ProviderError
 from promptcanary.core.run.rate_headers import RateLimitHeaders, parse_rate_limit_headers
+from promptcanary.core.run.rate_start import RAMP_REASON
 from promptcanary.core.spec import SuiteSpec
 
 Sleep = Callable[[float], Awaitable[object]]
@@ -231,10 +232,10 @@ class Paced:
 
     rate_limited: int = 0
     waited: float = 0.0
-    """Seconds waited for the budget (``paced_seconds``; the wait for the key's first answer is
-    not counted: it is one round trip, which every run has)."""
+    """Seconds waited for the budget (``paced_seconds``; the waits for the key's first answers
+    are not counted: a round trip or two at the start, which every run has)."""
     starting: float = 0.0
-    """Seconds waited for the key's first answer."""
+    """Seconds waited for the key's first answers (:mod:`.rate_start`)."""
     reasons: dict[str, float] | None = None
     started: float | None = None
     """When the first request was asked for (the limiter's clock)."""
@@ -265,7 +266,7 @@ class Paced:
         if ticket.waits and self.slowed is None:
             self.slowed = max(0.0, asked - self.started)
         for reason, seconds in ticket.waits.items():
-            if reason == FIRST_ANSWER_REASON:
+            if reason in (FIRST_ANSWER_REASON, RAMP_REASON):
                 self.starting += seconds
             else:
                 self.waited += seconds

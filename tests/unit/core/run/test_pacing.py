@@ -273,7 +273,7 @@ def test_a_slow_first_answer_lets_one_runs_burst_go_after_the_wait() -> None:
         third = asyncio.ensure_future(other("third out"))
         await asyncio.sleep(0.05)
         order.append("first answer")
-        limiter.settle(first)  # two in flight held the third until an answer
+        limiter.settle(first, headers=headers(remaining=10))  # two in flight held the third
         await third
         return order
 
@@ -343,3 +343,44 @@ def test_waits_for_the_first_answer_are_counted_with_their_reason() -> None:
 
     assert asyncio.run(go()) > 0
     assert set(limiter.stats.reasons) == {pacing.FIRST_ANSWER_REASON}
+
+
+def reset_headers(remaining: float, reset: float, limit: float = 300) -> RateLimitHeaders:
+    return RateLimitHeaders(Budget(limit=limit, remaining=remaining, reset=reset))
+
+
+def test_a_429_that_says_how_early_its_request_came_widens_to_what_it_needed() -> None:
+    clock = FakeTime()
+    limiter = Limiter("s", clock=clock)  # headers: 300 a minute, 5 a second, 0.2 s apart
+
+    first = asyncio.run(limiter.acquire(1, clock.sleep))
+    limiter.settle(first, headers=reset_headers(remaining=4, reset=0.2))  # holds 5: no margin
+    assert limiter.margin == 0.0
+    ticket = asyncio.run(limiter.acquire(1, clock.sleep))
+    # Refused 10 ms too early (it fits Retry-After later): 0.05 of a request's spacing.
+    limiter.settle(ticket, rate_limited=True, retry_after=0.01)
+    assert limiter.margin == pytest.approx(max(pacing.MIN_WIDEN, 0.05 * pacing.DEFICIT_SAFETY))
+    # A refusal far too early for bunching (a whole spacing) widens by the flat step.
+    clock.now += 1.0
+    ticket = asyncio.run(limiter.acquire(1, clock.sleep))
+    before = limiter.margin
+    limiter.settle(ticket, rate_limited=True, retry_after=0.2)
+    assert limiter.margin == pytest.approx(before + pacing.WIDEN)
+
+
+def test_a_one_request_bucket_starts_with_a_margin_and_holds_what_it_says() -> None:
+    def first_answer(remaining: float) -> Limiter:
+        clock = FakeTime()
+        limiter = Limiter("s", clock=clock)
+        ticket = asyncio.run(limiter.acquire(1, clock.sleep))
+        limiter.settle(ticket, headers=reset_headers(remaining, reset=0.2))
+        return limiter
+
+    # Nothing left, full again in 0.2 s at 5 a second: the server's bucket holds one request.
+    tiny = first_answer(remaining=0)
+    # One left, full in 0.2 s: it holds two, which absorbs requests arriving bunched.
+    roomy = first_answer(remaining=1)
+    assert tiny.margin == pytest.approx(pacing.TINY_BUCKET_MARGIN, rel=0.01)  # less one narrowing
+    assert roomy.margin == 0.0
+    assert tiny.buckets["requests"].capacity == pytest.approx(1.0)
+    assert roomy.buckets["requests"].capacity == pytest.approx(2.0)

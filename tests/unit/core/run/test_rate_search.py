@@ -94,3 +94,22 @@ def test_the_schedule_spaces_requests_at_the_rate_and_makes_up_little_lost_time(
     send = now + 5.0  # idle for a while: no burst to make up for it
     search.take(send)
     assert search.delay(send) == pytest.approx(1 / rate - rate_search.SLACK)
+
+
+def test_a_429_before_two_answers_seeds_the_rate_from_a_short_retry_after() -> None:
+    search = RateSearch(0.0)
+    answered(search, 0.0, 1, 1.0)
+    # A token bucket refusing says when one request fits: 0.2 s, so at most 5 a second.
+    search.decrease(0.01, 0.02, retry_after=0.2)
+    assert search.rate == pytest.approx(DECREASE * 5)
+    assert search.probing
+    # The rest of the burst (sent before the seed) met the same bucket: no second decrease.
+    search.decrease(0.01, 0.03, retry_after=0.19)
+    assert search.rate == pytest.approx(DECREASE * 5)
+
+
+def test_a_long_retry_after_or_none_seeds_nothing() -> None:
+    for retry_after in (None, rate_search.SEED_RETRY_AFTER * 2):
+        search = RateSearch(0.0)
+        search.decrease(0.0, 0.01, retry_after=retry_after)
+        assert search.rate is None  # a window that resets says nothing of the rate

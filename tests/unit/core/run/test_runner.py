@@ -17,7 +17,7 @@ import promptcanary
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
 from promptcanary.core.probes.format import KeywordPresenceProbe
 from promptcanary.core.run.options import RunOptions
-from promptcanary.core.run.pacing import FIRST_ANSWER_REASON, Ticket
+from promptcanary.core.run.pacing import FIRST_ANSWER_REASON, Pacing, Ticket
 from promptcanary.core.run.progress import RunProgress
 from promptcanary.core.run.provider import BaseLLMProvider, MissingCredentialsError, ProviderError
 from promptcanary.core.run.runner import effective_config, run_suite
@@ -34,6 +34,7 @@ from promptcanary.core.run.session import (
 from promptcanary.core.suite import CanarySuite
 from promptcanary.providers.replay import ReplayProvider
 from tests.fakes.sleeps import AsyncSleeps
+from tests.fakes.virtual_time import VirtualClock, run_virtual
 
 Answer = Callable[[CanaryPrompt, int, int], Awaitable[str] | str]
 
@@ -145,13 +146,18 @@ def test_at_most_concurrency_requests_are_in_flight() -> None:
 def test_results_follow_suite_order_when_completion_order_is_reversed() -> None:
     suite = make_suite(6)
     # The first request goes alone (its answer says the rate limit) and is answered at once;
-    # then the earlier a prompt, the slower: the rest finish in reverse order.
+    # the rest leave a few milliseconds apart (no rate-limit headers), and the earlier a
+    # prompt, the slower: they finish in reverse order. On a virtual clock: exactly so.
     provider = FakeProvider(
-        delay=lambda prompt: 0.0 if prompt.id == "p0" else 0.07 - 0.01 * int(prompt.id[1:])
+        delay=lambda prompt: 0.0 if prompt.id == "p0" else 0.2 - 0.03 * int(prompt.id[1:])
     )
+    clock = VirtualClock()
+    options = RunOptions(concurrency=12, samples=2, show_progress=False)
+    paced = run_suite(suite, provider, options, rng=random.Random(0), pacing=Pacing(clock=clock))
 
-    result = run(suite, provider, concurrency=12, samples=2)
+    result = run_virtual(paced, clock)
 
+    # p0's second sample went first after p0's answer and took no time.
     assert provider.calls.finished[:2] == ["p0", "p0"]
     assert provider.calls.finished[2:4] == ["p5", "p5"]
     assert provider.calls.finished[-2:] == ["p1", "p1"]
@@ -170,7 +176,11 @@ def test_transient_error_is_retried_and_retry_after_is_honoured() -> None:
         return "answer ok"
 
     sleeps = AsyncSleeps()
-    result = run(make_suite(3), FakeProvider(answer), sleep=sleeps, max_retries=3)
+    # A known budget with room (no rate search, whose pacing these sleeps would not move);
+    # p1's 429 comes after p2 has gone: the 429's hold of new requests does not meet p2.
+    config = ProviderConfig(model_id="fake/model", rpm=60_000)
+    provider = FakeProvider(answer, config=config)
+    result = run(make_suite(3), provider, sleep=sleeps, max_retries=3)
 
     p1 = result.responses_for("p1")[0]
     assert not p1.errored and p1.content == "answer ok"
