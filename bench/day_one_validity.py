@@ -61,33 +61,28 @@ def looks(policy: Policy = POLICY) -> list[int]:
     return list(power.stage_sizes(policy))
 
 
-def _binom(k: int, n: int, p: float) -> float:
-    if p in (0.0, 1.0):
-        return float(k == (n if p == 1.0 else 0))
-    return math.exp(
-        math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-        + k * math.log(p) + (n - k) * math.log1p(-p)
-    )  # fmt: skip
+def ends(
+    deciders: Sequence[Callable[[int, int], bool]], p: float, sizes: Sequence[int]
+) -> list[float]:
+    """Chance that each of ``deciders(passes, n)`` is the first to hold at some stage (checked in
+    order at a look, as ``sequential.step`` checks a regression before "same"), answers at
+    rate ``p``."""
+    dist, n, hits = [1.0], 0, [0.0] * len(deciders)
+    for size in sizes:
+        dist, n = power.grow(dist, size - n, p), size
+        for x, w in enumerate(dist):
+            if w:
+                for i, decides in enumerate(deciders):
+                    if decides(x, n):
+                        hits[i] += w
+                        dist[x] = 0.0
+                        break
+    return hits
 
 
 def ever(decides: Callable[[int, int], bool], p: float, sizes: Sequence[int]) -> float:
     """Chance that ``decides(passes, n)`` holds at some stage, answers at rate ``p``."""
-    dist = [1.0]
-    n, hit = 0, 0.0
-    for size in sizes:
-        k = size - n
-        step = [_binom(j, k, p) for j in range(k + 1)]
-        new = [0.0] * (size + 1)
-        for x, w in enumerate(dist):
-            if w:
-                for j, q in enumerate(step):
-                    new[x + j] += w * q
-        n, dist = size, new
-        for x, w in enumerate(dist):
-            if w and decides(x, n):
-                hit += w
-                dist[x] = 0.0
-    return hit
+    return ends([decides], p, sizes)[0]
 
 
 @cache
@@ -101,8 +96,7 @@ def _over_baselines(
 ) -> float:  # fmt: skip
     """Chance of ``decides(baseline, passes, n)`` at some stage, summed over baseline counts."""
     total = 0.0
-    for xb in range(nb + 1):
-        weight = _binom(xb, nb, p_b)
+    for xb, weight in enumerate(power.pmf(nb, p_b)):
         if weight >= 1e-12:
             baseline = Counts(xb, nb)
             total += weight * ever(lambda x, n, b=baseline: decides(b, x, n), p_c, sizes)
@@ -223,9 +217,8 @@ def built_pools(rate: float, comparisons: int, policy: Policy = POLICY) -> dict[
             if target <= today.n:
                 out[today] = out.get(today, 0.0) + weight
                 continue
-            k = target - today.n
-            for j in range(k + 1):
-                q = weight * _binom(j, k, rate)
+            for j, chance in enumerate(power.pmf(target - today.n, rate)):
+                q = weight * chance
                 if q > 1e-13:
                     key = Counts(today.passes + j, target)
                     grown[key] = grown.get(key, 0.0) + q
@@ -235,22 +228,12 @@ def built_pools(rate: float, comparisons: int, policy: Policy = POLICY) -> dict[
 
 def outcome(baseline: Counts, rate: float, bar: float) -> tuple[float, float]:
     """Exact chances that one comparison ends regressed, and "same", today's answers at ``rate``
-    looked at in the stages; the first rule to hold at a look decides (regression first, as
-    ``sequential.step`` checks it)."""
-    dist, n, caught, same = [1.0], 0, 0.0, 0.0
-    for size in looks():
-        step = [_binom(j, size - n, rate) for j in range(size - n + 1)]
-        new = [0.0] * (size + 1)
-        for x, w in enumerate(dist):
-            if w > 1e-15:
-                for j, q in enumerate(step):
-                    new[x + j] += w * q
-        for x, w in enumerate(new):
-            if w and _crosses(baseline, x, size, bar):
-                caught, new[x] = caught + w, 0.0
-            elif w and seq.futile(baseline, Counts(x, size), POLICY):
-                same, new[x] = same + w, 0.0
-        dist, n = new, size
+    looked at in the stages."""
+    caught, same = ends(
+        [lambda x, n: _crosses(baseline, x, n, bar),
+         lambda x, n: seq.futile(baseline, Counts(x, n), POLICY)],
+        rate, looks(),
+    )  # fmt: skip
     return caught, same
 
 

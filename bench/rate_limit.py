@@ -47,8 +47,7 @@ import time
 from typing import Any
 
 from bench._common import ServerProcess, build_suite, machine_note, print_table
-from tests.fakes.rate_sim import CASES as SIM_CASES
-from tests.fakes.rate_sim import blind_pacing, peak_rate
+from tests.fakes.rate_sim import CASES, Case, blind_pacing, peak_rate
 
 _SERVER_SCRIPT = """
 import json, sys
@@ -113,33 +112,33 @@ def one_load() -> float:
 
 
 def measure(
-    server: LimitedServer, args: argparse.Namespace, case: dict[str, Any]
+    server: LimitedServer, args: argparse.Namespace, case: Case, runner: str
 ) -> dict[str, Any]:
     """One run of ``case`` by one runner: wall against the bound, 429s, the client's CPU."""
     # Two keys share R (R/2 each, N/2 requests each): the bound stays N/R, and the client's
     # CPU does the same work a second as in the one-key cases.
-    keys = len(set(case["keys"]))
+    keys = len(set(case.keys))
     rpm = args.rpm / keys
-    server.limit(rpm, args.tpm, case["headers"])
-    if case["runner"] == "today":
+    server.limit(rpm, args.tpm, case.headers)
+    if runner == "today":
         pacing = unpaced()
     else:
         from promptcanary.core.run.pacing import Pacing
 
         pacing = Pacing()
-    per_model = args.requests // len(case["keys"])
+    per_model = args.requests // len(case.keys)
     cpu, started = time.process_time(), time.perf_counter()
-    results = asyncio.run(run_models(server.url, case["keys"], per_model, pacing))
+    results = asyncio.run(run_models(server.url, list(case.keys), per_model, pacing))
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     stats = server.stats()
-    total = per_model * len(case["keys"])
+    total = per_model * len(case.keys)
     refused = sum(stats["refused"].values())
     bound = total / keys / (rpm / 60)
     if args.verbose:
         for result in results:
             print(
-                case["label"],
-                case["runner"],
+                case.label,
+                runner,
                 f"paced {result.paced_seconds:.1f} s,",
                 f"429s {result.rate_limited}, cpu {cpu:.1f} s, wall {wall:.1f} s",
                 flush=True,
@@ -194,28 +193,24 @@ def row(label: str, runs: dict[str, list[dict[str, Any]]]) -> list[Any]:
     ]
 
 
-CASES = tuple((c.label, c.headers, list(c.keys)) for c in SIM_CASES)
-"""The cases of ``tests/fakes/rate_sim.py``: (label, headers, one key a model)."""
-
 Runs = dict[str, dict[str, list[dict[str, Any]]]]
 
 
-def real_runs(args: argparse.Namespace, cases: list[Any]) -> tuple[Runs, str]:
+def real_runs(args: argparse.Namespace, cases: list[Case]) -> tuple[Runs, str]:
     """Every case ``--repeat`` times, interleaved, both runners, against the real server; and
     the line saying what the client alone takes."""
     from promptcanary.providers.litellm import import_litellm
 
     import_litellm()
     server = LimitedServer(args.latency)
-    runs: Runs = {c[0]: {"today": [], "paced": []} for c in cases}
+    runs: Runs = {c.label: {"today": [], "paced": []} for c in cases}
     try:
         asyncio.run(run_models(server.url, ["sk-warm"], 4, None))  # warm LiteLLM's first call
         floor, floor_cpu = client_floor(server, args)
         for _ in range(args.repeat):
-            for label, headers, keys in cases:
+            for case in cases:
                 for runner in ("today", "paced"):
-                    case = {"label": label, "runner": runner, "headers": headers, "keys": keys}
-                    runs[label][runner].append(measure(server, args, case))
+                    runs[case.label][runner].append(measure(server, args, case, runner))
     finally:
         server.close()
     note = (
@@ -226,26 +221,26 @@ def real_runs(args: argparse.Namespace, cases: list[Any]) -> tuple[Runs, str]:
     return runs, note
 
 
-def simulated_runs(args: argparse.Namespace, cases: list[Any]) -> tuple[Runs, str]:
+def simulated_runs(args: argparse.Namespace, cases: list[Case]) -> tuple[Runs, str]:
     """The same cases on a virtual clock (``tests/fakes/rate_sim.py``): seeds 0 to repeat - 1,
     no wall time, no CPU share (the same figures on any machine)."""
-    from tests.fakes.rate_sim import Case, Network, simulate
+    from tests.fakes.rate_sim import Network, simulate
 
     low, high = (float(ms) / 1000 for ms in args.send_delay.split(","))
     network = Network(send=(low, high), late=(0.0, args.late / 1000), latency=args.latency)
-    runs: Runs = {c[0]: {"today": [], "paced": []} for c in cases}
+    runs: Runs = {c.label: {"today": [], "paced": []} for c in cases}
     for seed in range(args.repeat):
-        for label, headers, keys in cases:
+        for case in cases:
             for runner in ("today", "paced"):
                 outcome = simulate(
-                    Case(label, headers, tuple(keys)),
+                    case,
                     requests=args.requests,
                     rpm=args.rpm,
                     network=network,
                     seed=seed,
                     paced=runner == "paced",
                 )
-                runs[label][runner].append(
+                runs[case.label][runner].append(
                     {
                         "ratio": outcome.ratio,
                         "bound": outcome.bound,
@@ -292,7 +287,7 @@ def main() -> None:
         f"N = {args.requests}, R = {args.rpm:.0f}/min, T = {args.tpm:.0f}/min, "
         f"latency {args.latency * 1000:.0f} ms, concurrency 8, {args.repeat} run(s) a case"
     )
-    cases = [c for c in CASES if args.only in c[0] and (not args.case or c[0] in args.case)]
+    cases = [c for c in CASES if args.only in c.label and (not args.case or c.label in args.case)]
     runs, note = simulated_runs(args, cases) if args.simulate else real_runs(args, cases)
     print("\n" + note)
     print_table(

@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from promptcanary.core.sampling.sequential import (
     DETERMINISTIC_EVIDENCE,
+    MAX_SAMPLES_CAP,
     Counts,
     Policy,
     log_e_worse,
@@ -50,7 +51,7 @@ def stage_sizes(policy: Policy) -> tuple[int, ...]:
     return tuple(sizes)
 
 
-def _pmf(n: int, p: float) -> list[float]:
+def pmf(n: int, p: float) -> list[float]:
     """The binomial distribution of passes in ``n`` answers at rate ``p``."""
     if p <= 0.0 or p >= 1.0:
         out = [0.0] * (n + 1)
@@ -80,6 +81,18 @@ def _crossing_passes(baseline: Counts, n: int, log_bar: float) -> int:
     return low
 
 
+def grow(dist: Sequence[float], more: int, rate: float) -> list[float]:
+    """The distribution of passes (index: passes) after ``more`` answers at ``rate``, from
+    ``dist`` (the paths already stopped carry weight 0)."""
+    step = pmf(more, rate)
+    out = [0.0] * (len(dist) + more)
+    for x, w in enumerate(dist):
+        if w > 1e-15:
+            for j, q in enumerate(step):
+                out[x + j] += w * q
+    return out
+
+
 def chance_of_crossing(
     baseline: Counts, rate: float, sizes: Sequence[int], log_bar: float
 ) -> float:
@@ -87,12 +100,7 @@ def chance_of_crossing(
     ``sizes`` answers, make the regression e-value against ``baseline`` reach ``exp(log_bar)``."""
     dist, n, hit = [1.0], 0, 0.0
     for size in sizes:
-        step = _pmf(size - n, rate)
-        new = [0.0] * (size + 1)
-        for x, w in enumerate(dist):
-            if w > 1e-15:
-                for j, q in enumerate(step):
-                    new[x + j] += w * q
+        new = grow(dist, size - n, rate)
         top = _crossing_passes(baseline, size, log_bar)
         hit += math.fsum(new[: top + 1])
         new[: top + 1] = [0.0] * (top + 1)
@@ -131,7 +139,7 @@ def answers_to_detect(baseline: Counts, comparisons: int, policy: Policy) -> int
     if shows_drop(baseline, comparisons, policy):
         return 0
     extra = 1
-    while extra <= 1_000:
+    while extra <= MAX_SAMPLES_CAP:
         if shows_drop(_at_rate(baseline, baseline.n + extra), comparisons, policy):
             return extra
         extra += max(1, extra // 4)

@@ -26,7 +26,7 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.sampling.meaning import SEMANTIC_KEY, MeaningComparisons, meaning_for
 from promptcanary.core.sampling.pool import Baseline, answer_digest, entries_of
-from promptcanary.core.sampling.power import FIRST_BUILD, answers_to_detect, build_size
+from promptcanary.core.sampling.power import answers_to_detect, build_size
 from promptcanary.core.sampling.sequential import (
     DETERMINISTIC_EVIDENCE,
     Counts,
@@ -188,11 +188,8 @@ class Sequencer:
             pool = self.pooled.get(pid)
             if pool is None:
                 # Nothing to compare: one answer (the documented run), or build the pool.
-                targets[pid] = (
-                    max(1, min(FIRST_BUILD, self.policy.baseline_samples))
-                    if self.policy.top_up
-                    else 1
-                )
+                first = build_size(Counts(0, 0), Counts(0, 0), len(prompt_ids), self.policy)
+                targets[pid] = max(1, first) if self.policy.top_up else 1
             elif pool.deterministic is not None:
                 targets[pid] = 1
             else:

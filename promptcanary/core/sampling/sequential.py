@@ -314,28 +314,30 @@ def futile(baseline: Counts, current: Counts, policy: Policy, attenuation: float
     return evidence >= -math.log(policy.futility_level)
 
 
-Z_90, Z_97 = 1.2816, 2.0
-"""Normal quantiles: about the 90th and the 97.7th percentile."""
+Z_97 = 2.0
+"""A normal quantile: about the 97.7th percentile."""
 
 
-def _quantile_passes(rate: float, n: int, z: float = Z_90) -> int:
+def _quantile_passes(rate: float, n: int, z: float) -> int:
     """About the percentile ``z`` of passes in ``n`` answers at ``rate`` (normal approximation)."""
     spread = z * math.sqrt(n * rate * (1 - rate))
     return min(n, math.ceil(rate * n + spread))
 
 
-def detectable(baseline: Counts, comparisons: int, policy: Policy, z: float = Z_90) -> bool:
-    """Whether ``baseline`` can show a drop of ``margin`` from its rate in ``max_samples`` answers:
-    the e-value at the 90th percentile (``z``) of passes after such a drop reaches e-BH's bar
-    for one discovery among ``comparisons``. A rate below ``margin`` cannot drop by it:
-    detectable."""
+def detectable(baseline: Counts, comparisons: int, policy: Policy) -> bool:
+    """Whether ``baseline`` can show a drop of ``margin`` from its rate in ``max_samples`` answers,
+    by a quick normal approximation that sizes judged comparisons (:func:`answers_to_show`; a
+    built pool is sized exactly, ``power.py``): the e-value at a high percentile of passes
+    after such a drop reaches e-BH's bar for one discovery among ``comparisons`` (the 97.7th
+    percentile: a shrunk drop sits near the margin it is chased at). A rate below ``margin``
+    cannot drop by it: detectable."""
     if baseline.n == 0:
         return False
     dropped = baseline.passes / baseline.n - policy.margin
     if dropped <= 0.0:
         return True
     n = policy.max_samples
-    current = Counts(_quantile_passes(dropped, n, z), n)
+    current = Counts(_quantile_passes(dropped, n, Z_97), n)
     return log_e_worse(baseline, current) >= math.log(max(1, comparisons) / policy.alpha)
 
 
@@ -352,7 +354,7 @@ def answers_to_show(
     shrunk = replace(policy, margin=policy.margin * attenuation)
     n = policy.max_samples
     while n < MAX_SAMPLES_CAP and not detectable(
-        baseline, comparisons, replace(shrunk, max_samples=n), Z_97
+        baseline, comparisons, replace(shrunk, max_samples=n)
     ):
         n = min(MAX_SAMPLES_CAP, n + max(1, n // 4))
     return n
