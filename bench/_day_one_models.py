@@ -7,7 +7,7 @@ Each is a :class:`bench._drift_model.Model` (or a subclass) answered through
   0.90-0.97, 5 continuous scores);
 * ``moderate``: 100 pass/fail probes at pass rates spread over 0.60-0.90;
 * ``wordings``: the default suite, but every flaky probe answers one of *two* texts, the passing
-  wording 90% of the time (the case the deterministic-change shortcut mistakes for determinism);
+  wording 90% of the time (a pool of one wording is not proof of determinism);
 * ``large``: the default suite ten times over (1,000 comparisons);
 * run-to-run spread: every run draws its own pass rate per prompt, ``logit(p) + Normal(0, sd)``
   (always-passing probes stay at 1).

@@ -8,8 +8,8 @@ The suite: 100 (prompt, probe) comparisons, one probe per prompt (a realistic mi
     passing at score >= 0.6.
 
 An answer is its score and pass flag plus a *text*: a random model writes a different text each
-time (the worst case for the identical-answer shortcut), a deterministic one the same text for a
-prompt every time (drawn once per model: a flaky probe is then simply always pass or always fail).
+time, a deterministic one the same text for a prompt every time (drawn once per model: a flaky
+probe is then simply always pass or always fail).
 
 ``adaptive_run`` plays ``samples: auto`` on these answers with the library's own decision rules
 (``promptcanary.core.sampling.sequential``): minimum answers for every prompt, then stages for the
@@ -148,16 +148,11 @@ def adaptive_run(
             n[key] += 1
             texts[key].add(text)
 
-    # A prompt whose pooled answers were all one text gets one answer first: if it is that text
-    # again, the prompt is settled.
     for key in keys:
-        ask(key, 1 if pool.get(key, (None, None))[1] is not None else policy.min_samples)
+        ask(key, policy.min_samples)
     decisions: list[Decision | None] = [None] * len(keys)
     while pool:
-        looks = [
-            Look(pool[k][0], Counts(passes[k], n[k]), identical=texts[k] == {pool[k][1]})
-            for k in keys
-        ]
+        looks = [Look(pool[k][0], Counts(passes[k], n[k])) for k in keys]
         decisions = list(step(decisions, looks, policy))
         live = [k for k, d in zip(keys, decisions, strict=True) if d and not d.decided]
         live = [k for k in live if n[k] < policy.max_samples]

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE
+from promptcanary.core.sampling.power import stage_sizes
+from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE, Policy
 from tests.e2e.conftest import CONFIRM_PROMPTS, ActionHarness, suite_text
 
 pytestmark = pytest.mark.e2e
@@ -73,9 +74,17 @@ def test_auto_spends_little_when_nothing_changed_and_catches_a_drop(
     assert same.returncode == 0, same.log
     assert same.outputs["regressions"] == "0"
     assert harness.llm.request_count < 3 * 60  # fixed samples: max-samples would send 240
-    assert _asked(harness, "Say hello") == 1 and _asked(harness, "Thank the customer") == 1
+    # A prompt that always answers one text is tested like any that always passes: "same" once
+    # its passes rule out a drop to half (the first stage size where 0.5**n <= 1/25).
+    policy = Policy()
+    settles = next(
+        n for n in stage_sizes(policy) if (1 - policy.margin) ** n <= policy.futility_level
+    )
+    assert _asked(harness, "Say hello") == _asked(harness, "Thank the customer") == settles
     drift = _drift(same.output_path("report-dir"))
     assert {row["verdict"] for row in drift["comparisons"]} <= {"same", "inconclusive"}
+    fixed = [row for row in drift["comparisons"] if row["prompt_id"] in ("greet", "thanks")]
+    assert len(fixed) == 2 and {row["verdict"] for row in fixed} == {"same"}
     assert drift["baseline_pool_runs"] == 8
     assert "fixed `samples: 80` would have sent 240 requests" in same.summary
 
@@ -101,8 +110,9 @@ def test_the_first_pull_request_after_one_push_catches_a_drop(harness: ActionHar
     assert pushed.returncode == 0, pushed.log
     assert pushed.outputs["baseline-status"] == "created"
     built = _asked(harness, "order confirmed")
-    assert built > 10  # more than one answer, and more than the identical-answer evidence
-    assert _asked(harness, "Say hello") == DETERMINISTIC_EVIDENCE  # one text: it stops there
+    assert built > DETERMINISTIC_EVIDENCE
+    # One text every time is no shortcut: the pool must show a model that turns random.
+    assert _asked(harness, "Say hello") > DETERMINISTIC_EVIDENCE
     assert "This run built the baseline with" in pushed.summary
 
     _script(harness, seed=301, yes=0.5)

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from promptcanary.core.sampling.sequential import (
-    DETERMINISTIC_EVIDENCE,
     MAX_SAMPLES_CAP,
     Counts,
     Policy,
@@ -38,9 +37,9 @@ BUILD_POWER = 0.97
 "same" ends about 3% of drops to 0.50 after five straight passes (within its claim: the drop is
 under the margin), so 0.97 here is about 93% caught for a probe at 0.95 (``bench/day_one_validity.py
 --building``) at a first push of about 28.6 answers per prompt on the bench suite."""
-FIRST_BUILD = DETERMINISTIC_EVIDENCE
-"""Answers in a building prompt's first stage: as many identical answers settle a deterministic
-prompt."""
+FIRST_BUILD = 10
+"""Answers in a building prompt's first stage: enough to read a rate from before sizing the rest
+(fewer than any pool that shows a drop of 0.5 at one comparison, so none is wasted)."""
 
 
 def stage_sizes(policy: Policy) -> tuple[int, ...]:

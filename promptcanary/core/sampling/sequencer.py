@@ -65,7 +65,7 @@ class PooledPrompt:
     @property
     def deterministic(self) -> str | None:
         """The one text, when at least ``DETERMINISTIC_EVIDENCE`` pooled answers had it: only
-        then do the identical-answer rules trust that the model repeats itself."""
+        then does the changed-answer rule trust that the model repeats itself."""
         return self.text if self.answers >= DETERMINISTIC_EVIDENCE else None
 
 
@@ -149,7 +149,9 @@ class Sequencer:
     Besides deciding, a run that may become the baseline (``top_up``) *builds* the pool: a prompt
     with nothing pooled, or whose pool cannot yet show a drop of ``margin``, is asked up to
     ``baseline_samples`` answers in all, in growing stages; it stops early once the pool would
-    be large enough, or after ``DETERMINISTIC_EVIDENCE`` identical answers.
+    be large enough (a deterministic prompt too: its pool must show a drop to a model that has
+    become random; a prompt no probe scores stops after ``DETERMINISTIC_EVIDENCE`` identical
+    answers).
 
     Args:
         pooled: prompt id → what the baseline pool knows about it (``None``: nothing).
@@ -176,13 +178,10 @@ class Sequencer:
         self.attenuation: dict[str, float] = {}
         self._limits: dict[tuple[str, Counts, float], int] = {}
 
-    def _builds(self, pid: str) -> bool:
-        pool = self.pooled.get(pid)
-        return self.policy.top_up and (pool is None or pool.deterministic is None)
-
     def first_targets(self, prompt_ids: Sequence[str]) -> dict[str, int]:
-        """Answers per prompt in the first stage: one where the pool shows the prompt
-        deterministic, the first building stage where there is no pool, else ``min_samples``."""
+        """Answers per prompt in the first stage: the first building stage where there is no
+        pool, else ``min_samples`` (a deterministic pool too: one identical answer cannot rule
+        out a drop to a model that repeats the old text half the time)."""
         targets: dict[str, int] = {}
         for pid in prompt_ids:
             pool = self.pooled.get(pid)
@@ -190,8 +189,6 @@ class Sequencer:
                 # Nothing to compare: one answer (the documented run), or build the pool.
                 first = build_size(Counts(0, 0), Counts(0, 0), len(prompt_ids), self.policy)
                 targets[pid] = max(1, first) if self.policy.top_up else 1
-            elif pool.deterministic is not None:
-                targets[pid] = 1
             else:
                 targets[pid] = self.policy.min_samples
         self.stages = 1 if targets else 0  # a leg whose shard holds no prompt asks nothing
@@ -217,7 +214,7 @@ class Sequencer:
         erring = {r.prompt_id for r in responses if r.errored}
         digest_for = {
             pid for pid, p in self.pooled.items()
-            if (p is not None and p.deterministic) or self._builds(pid)
+            if (p is not None and p.deterministic) or self.policy.top_up
         }  # fmt: skip
         counts, answered, texts = _tally(results, responses, digest_for)
         if not self.keys:
@@ -258,12 +255,12 @@ class Sequencer:
         self, pid: str, today: dict[str, Counts], n: int, texts: dict[str, set[str]], m: int
     ) -> int:
         """Answers today that building the pool of ``pid`` asks for (``n`` or fewer: none)."""
-        if not self._builds(pid):
+        if not self.policy.top_up:
             return 0
         pool = self.pooled.get(pid)
-        if len(texts.get(pid, set())) == 1 and n >= DETERMINISTIC_EVIDENCE:
-            return 0  # one text, often enough: a deterministic prompt needs no more
         if not today:  # no probe scored: nothing to size the pool by, grow it in stages
+            if len(texts.get(pid, set())) == 1 and n >= DETERMINISTIC_EVIDENCE:
+                return 0  # one text, often enough: nothing varies to pool
             return self.policy.build_size(pool.answers if pool is not None else 0, n)
         # Each probe asks what its pool needs to show a drop of margin (power.build_size);
         # the prompt takes the most any of them asks.
@@ -285,7 +282,6 @@ class Sequencer:
         return Look(
             counts_of(pooled.results[key]),
             current,
-            identical=single is not None and today == {single},
             changed=single is not None and len(today) == 1 and single not in today
             and current.n >= 2,
             spread=self.spread,
@@ -505,7 +501,7 @@ def _tally(
     results: Iterable[ProbeResult], responses: Iterable[LLMResponse], digest_for: set[str]
 ) -> tuple[dict[str, dict[str, Counts]], dict[str, int], dict[str, set[str]]]:
     """Per prompt: pass counts per probe key, answers asked (errored too), and the answer
-    digests of the prompts in ``digest_for`` (only those can take the identical-answer shortcut).
+    digests of the prompts in ``digest_for`` (the changed-answer rule and building read them).
     """
     counts: dict[str, dict[str, Counts]] = {}
     for r in results:

@@ -17,10 +17,10 @@ in short:
   look). A comparison wrongly called "same" after a drop of ``margin`` or more has probability at
   most ``SAME_BASELINE_LEVEL + futility_level`` (5% at the defaults).
 * **Deterministic prompts**: when at least ``DETERMINISTIC_EVIDENCE`` pooled answers were one text
-  and today's answers are that text again, the prompt is settled after one answer (nothing
-  varied). When today's answers (two or more) are all one *other* text, the model is
-  deterministic and changed: its pass flags decide. With fewer pooled answers neither shortcut
-  applies and the e-values decide.
+  and today's answers (two or more) are all one *other* text, the model is deterministic and
+  changed: its pass flags decide. Today's answers repeating the pooled text settle nothing by
+  themselves: a model that now passes half the time may repeat the old text half the time, so
+  "same" is the tested verdict above for them too.
 * **How large a baseline must be**: :func:`baseline_samples_for` is the default
   ``baseline-samples`` for a suite's size (``power.py`` decides when a built pool is large
   enough); :func:`answers_to_show` sizes a comparison whose pass flags shrink a drop.
@@ -55,7 +55,7 @@ ANCHOR_WEIGHT = 0.5
 """The share of a comparison's regression e-value that weighs today against the pool's anchor (its
 oldest runs) rather than the whole pool: a decline promoted run by run stays visible."""
 DETERMINISTIC_EVIDENCE = 10
-"""Identical pooled answers that make a prompt deterministic for the identical-answer rules: a
+"""Identical pooled answers that make a prompt deterministic for the changed-answer rule: a
 second wording used 1 time in 5 would have appeared in 10 answers 89% of the time."""
 BASELINE_SAMPLES_TABLE: tuple[tuple[int, int], ...] = (
     (1, 24),
@@ -370,8 +370,6 @@ class Look:
 
     baseline: Counts
     current: Counts
-    identical: bool = False
-    """Every baseline answer of the prompt had one text, and every answer today had that text."""
     changed: bool = False
     """Every baseline answer had one text, and today's answers (two or more) all had another."""
     spread: float = 0.0
@@ -399,7 +397,7 @@ class Decision:
     p_adjusted: float | None = None
     """After :func:`finish`: the e-BH adjusted level in the direction of the verdict."""
     deterministic: bool = False
-    """Decided by the identical-answer rules (same text: same; another text: its pass flags)."""
+    """Decided by the changed-answer rule (a deterministic prompt's new text: its pass flags)."""
 
     @property
     def decided(self) -> bool:
@@ -433,7 +431,7 @@ def evidence(look: Look, policy: Policy) -> tuple[float, float, bool]:
 
 
 def _decide_look(look: Look, bar: float, policy: Policy) -> Decision:
-    """One comparison at one look: the identical-answer rules, else the e-values and futility."""
+    """One comparison at one look: the changed-answer rule, else the e-values and futility."""
     worse, better, same = evidence(look, policy)
     if look.changed:
         # A deterministic model that now answers another text: nothing varies, so its pass
@@ -446,10 +444,6 @@ def _decide_look(look: Look, bar: float, policy: Policy) -> Decision:
             else Verdict.SAME
         )  # fmt: skip
         return Decision(verdict, look.baseline, look.current, worse, better, deterministic=True)
-    if look.identical:
-        return Decision(
-            Verdict.SAME, look.baseline, look.current, worse, better, deterministic=True
-        )
     if worse >= bar:
         verdict = Verdict.REGRESSED
     elif better >= bar:

@@ -24,7 +24,6 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.run.scoring import needs_rescore, rescore
 from promptcanary.core.sampling.pool import DEFAULT_POOL, promote
-from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE
 from promptcanary.core.stats import DEFAULT_ALPHA
 from promptcanary.core.verdict.approval import split_regressions, without_approved
 from promptcanary.core.verdict.gate import (
@@ -206,9 +205,8 @@ def build_note(run: CanaryRunResult) -> str | None:
         f"This run built the baseline with {per_prompt:.1f} answers per prompt on average "
         f"({len(run.llm_responses)} requests, at most baseline-samples {record.baseline_samples} "
         f"a prompt): enough for a drop of {record.margin:g} in a probe's pass rate to be shown "
-        "from the first pull request. Prompts stopped early once their answers sufficed, or "
-        f"after {DETERMINISTIC_EVIDENCE} identical answers; later pushes ask only what a pull "
-        "request asks."
+        "from the first pull request. Prompts stopped early once their answers sufficed; "
+        "later pushes ask only what a pull request asks."
     )
 
 

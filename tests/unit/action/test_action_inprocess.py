@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from promptcanary.core.run.provider import ProviderError
-from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE
+from promptcanary.core.sampling.power import FIRST_BUILD
 from promptcanary_action.effects import Effects, make_backend
 from promptcanary_action.github.errors import GitHubPermissionError
 from promptcanary_action.github.port import GitHubPort
@@ -212,9 +212,9 @@ def test_a_run_whose_responses_mostly_errored_is_untrustworthy(tmp_path: Path) -
 
     assert step.code == 3
     (error,) = step.annotations("error")
-    # The first push builds the pool: its first stage asks each of the 2 prompts for the
-    # answers that would show it deterministic; every one errors, and building stops there.
-    asked = 2 * DETERMINISTIC_EVIDENCE
+    # The first push builds the pool: its first stage asks each of the 2 prompts FIRST_BUILD
+    # answers; every one errors, and building stops there.
+    asked = 2 * FIRST_BUILD
     assert error.message.startswith(f"⚠️ Untrustworthy run: {asked} responses errored")
     (cause,) = [w for w in step.annotations("warning") if "by cause" in w.message]
     # The log says why, not only how many: the provider's reason with its answer count.

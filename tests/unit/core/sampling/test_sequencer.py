@@ -10,7 +10,7 @@ import pytest
 from promptcanary.core.models import LLMResponse, ProbeResult, ScoreSummary
 from promptcanary.core.sampling import pool
 from promptcanary.core.sampling.pool import answer_digest
-from promptcanary.core.sampling.power import shows_drop
+from promptcanary.core.sampling.power import FIRST_BUILD, shows_drop
 from promptcanary.core.sampling.sequencer import (
     PooledPrompt,
     Sequencer,
@@ -84,14 +84,14 @@ class TestPoolPrompt:
         assert pool_prompt([pool.entry_for(_run("1", {"a": ["ok"]}, {}))], "b", None) is None
 
 
-def test_first_stage_asks_one_answer_where_the_pool_had_one_text() -> None:
+def test_first_stage_asks_the_minimum_even_where_the_pool_had_one_text() -> None:
     # "det": 20 pooled answers of one text; "var": varied texts; "new": nothing pooled, so
-    # the run builds its pool, first up to the answers that would show it deterministic.
+    # the run builds its pool, first stage FIRST_BUILD.
     seq = Sequencer(
         {"det": _pooled(20, 20, _digest("A")), "var": _pooled(20, 20), "new": None}, BUILD
     )
     assert seq.first_targets(["det", "var", "new"]) == {
-        "det": 1, "var": 3, "new": DETERMINISTIC_EVIDENCE
+        "det": BUILD.min_samples, "var": BUILD.min_samples, "new": FIRST_BUILD
     }  # fmt: skip
     # A run that may not become the baseline asks a prompt without a pool once, as run() did.
     plain = Sequencer({"new": None}, POLICY)
@@ -110,24 +110,23 @@ def test_too_few_identical_pooled_answers_are_no_evidence_of_determinism() -> No
     assert targets == {"det": POLICY.next_size(3)}
 
 
-def test_identical_answer_settles_the_prompt() -> None:
+def test_repeating_the_pooled_text_settles_only_as_a_tested_same() -> None:
+    # A deterministic pool and today's answers all its text: no shortcut. Four passes do not
+    # rule out a drop to 0.5 (0.5**4 > 1/25); the fifth does, as for any all-pass prompt.
     seq = Sequencer({"det": _pooled(20, 20, _digest("A"))}, POLICY)
     seq.first_targets(["det"])
-    assert seq.look(*_answers("det", [True], text="A")) == {}
-    assert seq.finish()[("det", "p")].verdict is Verdict.SAME
-
-
-def test_a_different_first_answer_tops_up_to_the_minimum() -> None:
-    seq = Sequencer({"det": _pooled(20, 20, _digest("A"))}, POLICY)
-    seq.first_targets(["det"])
-    assert seq.look(*_answers("det", [True], text="B")) == {"det": 3}
+    assert seq.look(*_answers("det", [True] * 4, text="A")) == {"det": POLICY.next_size(4)}
+    assert seq.decisions[0] is not None and seq.decisions[0].verdict is Verdict.UNDECIDED
+    assert seq.look(*_answers("det", [True] * 5, text="A")) == {}
+    decision = seq.finish()[("det", "p")]
+    assert decision.verdict is Verdict.SAME and not decision.deterministic
+    assert decision.p_adjusted is not None  # a tested verdict, inside e-BH
 
 
 def test_another_repeated_text_is_decided_by_its_pass_flags() -> None:
-    # The pool always said "A" (a pass); today "B" twice, failing: a deterministic change.
+    # The pool always said "A" (a pass); today "B" three times, failing: a deterministic change.
     seq = Sequencer({"det": _pooled(20, 20, _digest("A"))}, POLICY)
     seq.first_targets(["det"])
-    assert seq.look(*_answers("det", [False], text="B")) == {"det": 3}
     assert seq.look(*_answers("det", [False] * 3, text="B")) == {}
     decision = seq.finish()[("det", "p")]
     assert decision.verdict is Verdict.REGRESSED and decision.deterministic
@@ -178,18 +177,18 @@ def test_undecided_stops_at_max_samples_and_is_inconclusive() -> None:
 
 def test_undecided_prompts_in_order_once() -> None:
     # The next stage asks the prompts with an undecided comparison, in order and once each: b
-    # (two open probes) and c; a is settled by its identical answer.
+    # (two open probes) and c; a is settled: its pool fails, so no drop of 0.5 is possible.
     summary = _pooled(20, 20).results["p"]
     pooled = {
         "b": PooledPrompt(runs=5, results={"p": summary, "q": summary}, text=None),
-        "a": _pooled(20, 20, _digest("A")),
+        "a": _pooled(0, 20),
         "c": _pooled(20, 20),
     }
     seq = Sequencer(pooled, POLICY)
     seq.first_targets(list(pooled))
     results, responses = _answers("b", [True] * 3)
     results += [r.model_copy(update={"probe_key": "q"}) for r in results]
-    for more_results, more_responses in (_answers("a", [True], "A"), _answers("c", [True] * 3)):
+    for more_results, more_responses in (_answers("a", [False] * 3), _answers("c", [True] * 3)):
         results += more_results
         responses += more_responses
     targets = seq.look(results, responses)
@@ -209,17 +208,36 @@ def test_prompts_without_pool_are_built_not_compared() -> None:
     while targets := seq.look(*_answers("new", [True] * n)):
         n = targets["new"]
         sizes.append(n)
-    assert sizes[0] == DETERMINISTIC_EVIDENCE and sizes == sorted(set(sizes))
+    assert sizes[0] == FIRST_BUILD and sizes == sorted(set(sizes))
     assert n <= policy.baseline_samples
     assert shows_drop(Counts(n, n), 1, policy)
     assert not shows_drop(Counts(n - 1, n - 1), 1, policy)
     assert seq.finish() == {}
 
 
-def test_a_prompt_with_one_text_is_built_only_to_the_deterministic_evidence() -> None:
+def test_a_prompt_with_one_text_is_built_like_any_other() -> None:
+    # Ten identical passing answers cannot show a model that turns random: the pool of a
+    # deterministic prompt grows until the exact power holds, as a varied one's does.
+    policy = Policy(min_samples=3, max_samples=30, baseline_samples=40, top_up=True)
+    sizes = []
+    for text in ("always this", None):
+        seq = Sequencer({"new": None}, policy)
+        n = seq.first_targets(["new"])["new"]
+        while targets := seq.look(*_answers("new", [True] * n, text=text)):
+            n = targets["new"]
+        sizes.append(n)
+    assert sizes[0] == sizes[1] > DETERMINISTIC_EVIDENCE
+
+
+def test_a_prompt_no_probe_scores_stops_after_identical_answers() -> None:
     seq = Sequencer({"new": None}, BUILD)
     n = seq.first_targets(["new"])["new"]
-    assert seq.look(*_answers("new", [True] * n, text="always this")) == {}
+    texts = [LLMResponse(prompt_id="new", provider_model_id="m", content="same", sample=i)
+             for i in range(n)]  # fmt: skip
+    assert n >= DETERMINISTIC_EVIDENCE
+    assert seq.look([], texts) == {}
+    varied = [r.model_copy(update={"content": f"text {r.sample}"}) for r in texts]
+    assert Sequencer({"new": None}, BUILD).look([], varied) != {}
 
 
 def test_building_stops_at_baseline_samples() -> None:
@@ -242,7 +260,7 @@ def test_a_run_that_may_be_promoted_tops_up_a_thin_pool() -> None:
     push = Sequencer(pooled, Policy(min_samples=3, max_samples=12, baseline_samples=30,
                                     top_up=True))  # fmt: skip
     push.first_targets(["a"])
-    assert push.look(*_answers("a", [True] * 3)) == {"a": DETERMINISTIC_EVIDENCE}
+    assert push.look(*_answers("a", [True] * 3)) == {"a": FIRST_BUILD}
 
 
 def test_finish_before_any_look_is_an_error() -> None:

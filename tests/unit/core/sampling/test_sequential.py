@@ -295,11 +295,6 @@ def _looks(*pairs: tuple[Counts, Counts]) -> list[Look]:
 
 
 class TestDecisions:
-    def test_identical_answers_settle_at_once(self) -> None:
-        looks = [Look(Counts(5, 5), Counts(1, 1), identical=True)]
-        (decision,) = seq.step([None], looks, Policy())
-        assert decision.verdict is Verdict.SAME
-
     def test_undecided_until_evidence(self) -> None:
         (decision,) = seq.step([None], _looks((Counts(95, 100), Counts(2, 3))), Policy())
         assert decision.verdict is Verdict.UNDECIDED
