@@ -1,0 +1,163 @@
+"""Why run-to-run spread still raises false alarms: how well the pool's spread estimate reads it.
+
+Two parts, seeded, printing and never asserting:
+
+1. **The estimator alone** (seconds): ``spread.estimate_spread`` on pools of 10 comparisons
+   (pass rates 0.90-0.97, a logit-normal spread per run), each pool a first run of 28 answers and
+   9 later runs; the later runs either have a fixed size (10 answers) or are sampled the way
+   ``samples: auto`` samples them: they stop at 5 answers when all pass and grow in stages when
+   one fails. The method-of-moments estimate assumes run sizes fixed in advance; sizes that
+   depend on the answers are not, and the excess it reads shrinks.
+2. **Through the real runner** (``bench/day_one.py``'s history with a spread of logit sd 1.0,
+   10 histories, 6 no-drift pull requests at each checkpoint): the mean estimate the pool gives,
+   and the false alarm with that estimate and with the true spread put in its place (the only
+   change: ``sequencer.pool_spread`` returns the true ``sd**2``), which isolates the estimate
+   from the widening.
+
+``--histories N`` (default 10), ``--prs K`` (6), ``--only estimator`` skips part 2.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import _day_one_models as models
+from bench import day_one
+from bench._common import machine_note
+from bench._drift_model import Draw
+from promptcanary.core.models import BaselineSnapshot
+from promptcanary.core.sampling import sequencer
+from promptcanary.core.sampling.pool import DEFAULT_POOL
+from promptcanary.core.sampling.sequential import Counts
+from promptcanary.core.sampling.spread import estimate_spread
+from promptcanary.core.suite import CanarySuite
+
+RATES = (0.95, 0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.97)
+STAGES = (5, 7, 9, 12, 15, 19, 24, 30, 38, 48, 60, 75, 80)
+CHECKPOINTS = (2, 5, 10, 20)
+
+
+def _rate(rate: float, sd: float, rng: random.Random) -> float:
+    return 1 / (1 + math.exp(-(math.log(rate / (1 - rate)) + rng.gauss(0.0, sd))))
+
+
+def _fixed(p: float, n: int, rng: random.Random) -> Counts:
+    return Counts(sum(rng.random() < p for _ in range(n)), n)
+
+
+def _staged(p: float, rng: random.Random) -> Counts:
+    """A run that stops when its answers all pass and otherwise asks the next stage."""
+    passes = n = 0
+    for size in STAGES:
+        passes += sum(rng.random() < p for _ in range(size - n))
+        n = size
+        if passes == n:
+            break
+    return Counts(passes, n)
+
+
+def estimator_table(reps: int = 100) -> None:
+    rng = random.Random(20261205)
+    print("\n### The estimator alone: mean estimated logit variance, 100 pools a cell\n")
+    print("| true logit sd | true variance | later runs of fixed size | …sized by their answers |")
+    print("|---|---|---|---|")
+    for sd in (0.0, 0.6, 1.0):
+        means = []
+        for later in (lambda p: _fixed(p, 10, rng), lambda p: _staged(p, rng)):
+            total = 0.0
+            for _ in range(reps):
+                pool = [
+                    [_fixed(_rate(r, sd, rng), 28, rng)]
+                    + [later(_rate(r, sd, rng)) for _ in range(9)]
+                    for r in RATES
+                ]
+                total += estimate_spread(pool)
+            means.append(total / reps)
+        print(f"| {sd} | {sd * sd:.2f} | {means[0]:.2f} | {means[1]:.2f} |")
+
+
+def _history_row(seed: int, sd: float, prs: int) -> dict[int, tuple[float, int, int]]:
+    """Per checkpoint: the pool's estimate, false alarms with it and with the true spread."""
+    scenario = day_one.Scenario(sd=sd)
+    rng = random.Random(seed)
+    base = models.BEHAVIOURS["default"]()
+    suite = day_one.sim_suite(list(base))
+    ids = [p.id for p in suite.prompts]
+    snapshot = None
+    out: dict[int, tuple[float, int, int]] = {}
+    for push in range(1, CHECKPOINTS[-1] + 1):
+        model = models.model("default", day_one._behaviour(scenario, base, rng, push))
+        run = day_one._run(suite, model, rng, snapshot, **day_one._PUSH_OPTIONS)
+        evaluation = day_one._evaluate(snapshot, run, day_one.PUSH)
+        if evaluation.promotion.allowed:
+            snapshot = evaluation.snapshot(DEFAULT_POOL)
+        if push not in CHECKPOINTS or snapshot is None:
+            continue
+        pooled = sequencer.pooled_baseline(snapshot, DEFAULT_POOL, {}, ids)
+        estimate = sequencer.pool_spread(pooled.prompts)
+        alarms = []
+        for spread in (None, sd * sd):
+            alarms.append(_alarms(suite, base, scenario, snapshot, rng, prs, spread))
+        out[push] = (estimate, alarms[0], alarms[1])
+    return out
+
+
+def _alarms(
+    suite: CanarySuite,
+    base: dict[str, Draw],
+    scenario: day_one.Scenario,
+    snapshot: BaselineSnapshot,
+    rng: random.Random,
+    prs: int,
+    spread: float | None,
+) -> int:
+    estimated: Callable[..., float] = sequencer.pool_spread
+    if spread is not None:  # the true spread in place of the estimate, nothing else changed
+        sequencer.pool_spread = lambda pooled: spread
+    try:
+        count = 0
+        for _ in range(prs):
+            behaviour = day_one._behaviour(scenario, base, rng)
+            run = day_one._run(suite, models.model("default", behaviour), rng, snapshot)
+            report = day_one._evaluate(snapshot, run, day_one.PULL).drift
+            count += bool(report and report.regressions)
+        return count
+    finally:
+        sequencer.pool_spread = estimated
+
+
+def runner_table(histories: int, prs: int, sd: float = 1.0) -> None:
+    rows = [_history_row(day_one.SEED + 1000 * h, sd, prs) for h in range(histories)]
+    print(f"\n### Through the real runner, logit sd {sd}: {histories} histories × {prs} "
+          f"no-drift pull requests a checkpoint ({machine_note()})\n")  # fmt: skip
+    print(f"| pushes so far | mean estimate (true {sd * sd:.2f}) | false alarm, estimated spread "
+          "| …true spread |")  # fmt: skip
+    print("|---|---|---|---|")
+    for k in CHECKPOINTS:
+        cells = [r[k] for r in rows if k in r]
+        n = len(cells) * prs
+        estimate = sum(c[0] for c in cells) / len(cells)
+        print(f"| {k} | {estimate:.2f} | {100 * sum(c[1] for c in cells) / n:.1f}% "
+              f"| {100 * sum(c[2] for c in cells) / n:.1f}% |")  # fmt: skip
+
+
+def main() -> None:
+    print(machine_note())
+    estimator_table()
+    if "--only" in sys.argv and sys.argv[sys.argv.index("--only") + 1] == "estimator":
+        return
+    histories = int(day_one._arg("--histories", "10"))
+    prs = int(day_one._arg("--prs", "6"))
+    runner_table(histories, prs)
+
+
+if __name__ == "__main__":
+    main()
