@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from promptcanary.core.sampling.power import stage_sizes
+from promptcanary.core.sampling.power import answers_to_settle
 from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE, Policy
 from tests.e2e.conftest import CONFIRM_PROMPTS, ActionHarness, suite_text
 
@@ -76,10 +76,7 @@ def test_auto_spends_little_when_nothing_changed_and_catches_a_drop(
     assert harness.llm.request_count < 3 * 60  # fixed samples: max-samples would send 240
     # A prompt that always answers one text is tested like any that always passes: "same" once
     # its passes rule out a drop to half (the first stage size where 0.5**n <= 1/25).
-    policy = Policy()
-    settles = next(
-        n for n in stage_sizes(policy) if (1 - policy.margin) ** n <= policy.futility_level
-    )
+    settles = answers_to_settle(Policy())
     assert _asked(harness, "Say hello") == _asked(harness, "Thank the customer") == settles
     drift = _drift(same.output_path("report-dir"))
     assert {row["verdict"] for row in drift["comparisons"]} <= {"same", "inconclusive"}

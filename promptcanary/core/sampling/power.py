@@ -50,6 +50,16 @@ def stage_sizes(policy: Policy) -> tuple[int, ...]:
     return tuple(sizes)
 
 
+def answers_to_settle(policy: Policy) -> int:
+    """The answers after which a comparison whose answers all pass, against a pool that always
+    passed, is "same": the first stage at which its passes rule out a drop of ``margin`` (each
+    pass is ``1 / (1 - margin)`` times likelier without it than with it)."""
+    return next(
+        (n for n in stage_sizes(policy) if (1 - policy.margin) ** n <= policy.futility_level),
+        policy.max_samples,
+    )
+
+
 def pmf(n: int, p: float) -> list[float]:
     """The binomial distribution of passes in ``n`` answers at rate ``p``."""
     if p <= 0.0 or p >= 1.0:
