@@ -164,7 +164,9 @@ def _check_data_branch(git: GitWorkspace, promotions: int) -> None:
     histories = [n for n in names if n.endswith("/history.jsonl")]
     assert len(snapshots) == len(histories) == 1, names
     snapshot = snapshot_from_json(show("show", f"{DATA_BRANCH}:{snapshots[0]}"), snapshots[0])
-    assert len(snapshot.run_result.llm_responses) == PROMPTS
+    # The newest promoted run: every prompt answered (as many times as samples: auto asked).
+    asked = {r.prompt_id for r in snapshot.run_result.llm_responses}
+    assert asked == {f"p{i}" for i in range(PROMPTS)}, asked
     history = parse_history(show("show", f"{DATA_BRANCH}:{histories[0]}"))
     assert len(history) == promotions, "history lines differ from the promotions"
 
