@@ -61,8 +61,9 @@ class TwoWordings(dm.Model):
         return score, text
 
 
-def _logit(p: float) -> float:
-    return math.log(p / (1 - p))
+def logit_normal(rate: float, sd: float, rng: random.Random) -> float:
+    """One run's pass rate: ``rate`` moved by ``Normal(0, sd)`` on the logit scale."""
+    return 1 / (1 + math.exp(-(math.log(rate / (1 - rate)) + rng.gauss(0.0, sd))))
 
 
 def spread(behaviour: dict[str, dm.Draw], rates: dict[str, float], sd: float,
@@ -71,7 +72,7 @@ def spread(behaviour: dict[str, dm.Draw], rates: dict[str, float], sd: float,
     out = dict(behaviour)
     for key, rate in rates.items():
         if 0.0 < rate < 1.0:
-            out[key] = dm.binary(1 / (1 + math.exp(-(_logit(rate) + rng.gauss(0.0, sd)))))
+            out[key] = dm.binary(logit_normal(rate, sd, rng))
     return out
 
 

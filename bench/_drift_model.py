@@ -102,22 +102,9 @@ class Model:
         return score >= 0.6, text
 
 
-@dataclass(frozen=True)
-class PromptSummary:
-    """What a promoted run keeps per prompt for the pool: pass counts and its one text, if one."""
-
-    counts: Counts
-    text: str | None
-
-
-def pooled(history: Sequence[dict[str, PromptSummary]], key: str) -> tuple[Counts, str | None]:
-    """The pool's counts for a prompt, and its text when every pooled answer had the same one."""
-    total, texts = Counts(0, 0), set()
-    for run in history:
-        total = total + run[key].counts
-        texts.add(run[key].text)
-    single = texts.pop() if len(texts) == 1 else None
-    return total, single
+def pooled(history: Sequence[dict[str, Counts]], key: str) -> Counts:
+    """The pool's counts for a prompt: its promoted runs' counts summed."""
+    return sum((run[key] for run in history), Counts(0, 0))
 
 
 @dataclass
@@ -125,12 +112,13 @@ class RunOutcome:
     regressed: set[str]
     inconclusive: int
     answers: int
-    summary: dict[str, PromptSummary]
+    summary: dict[str, Counts]
+    """What a promoted run keeps per prompt for the pool: its pass counts."""
 
 
 def adaptive_run(
     model: Model,
-    history: Sequence[dict[str, PromptSummary]],
+    history: Sequence[dict[str, Counts]],
     policy: Policy,
     rng: random.Random,
 ) -> RunOutcome:
@@ -138,21 +126,19 @@ def adaptive_run(
     keys = list(model.behaviour)
     passes = dict.fromkeys(keys, 0)
     n = dict.fromkeys(keys, 0)
-    texts: dict[str, set[str]] = {k: set() for k in keys}
     pool = {k: pooled(history, k) for k in keys} if history else {}
 
     def ask(key: str, upto: int) -> None:
         while n[key] < upto:
-            ok, text = model.answer(key, rng)
+            ok, _text = model.answer(key, rng)
             passes[key] += ok
             n[key] += 1
-            texts[key].add(text)
 
     for key in keys:
         ask(key, policy.min_samples)
     decisions: list[Decision | None] = [None] * len(keys)
     while pool:
-        looks = [Look(pool[k][0], Counts(passes[k], n[k])) for k in keys]
+        looks = [Look(pool[k], Counts(passes[k], n[k])) for k in keys]
         decisions = list(step(decisions, looks, policy))
         live = [k for k, d in zip(keys, decisions, strict=True) if d and not d.decided]
         live = [k for k in live if n[k] < policy.max_samples]
@@ -162,12 +148,7 @@ def adaptive_run(
             ask(key, policy.next_size(n[key]))
     final = finish([d for d in decisions if d is not None], policy) if pool else []
     verdicts = dict(zip(keys, (d.verdict for d in final), strict=False))  # none without a pool
-    summary = {
-        k: PromptSummary(
-            Counts(passes[k], n[k]), next(iter(texts[k])) if len(texts[k]) == 1 else None
-        )
-        for k in keys
-    }
+    summary = {k: Counts(passes[k], n[k]) for k in keys}
     return RunOutcome(
         regressed={k for k, v in verdicts.items() if v is Verdict.REGRESSED},
         inconclusive=sum(v is Verdict.UNDECIDED for v in verdicts.values()),

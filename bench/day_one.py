@@ -28,7 +28,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -122,26 +122,44 @@ def _behaviour(scenario: Scenario, base: dict[str, dm.Draw], rng: random.Random,
     return out
 
 
+@dataclass
+class Repository:
+    """One repository's state as its pushes are played: what a pull request is run against."""
+
+    scenario: Scenario
+    rng: random.Random
+    base: dict[str, dm.Draw]
+    suite: CanarySuite
+    snapshot: BaselineSnapshot | None = None
+
+
+def pushes(scenario: Scenario, seed: int) -> Iterator[tuple[int, CanaryRunResult, Evaluation,
+                                                            Repository]]:  # fmt: skip
+    """A repository's 20 pushes, each promoted when ``evaluate()`` allows it: per push its
+    number, run and evaluation, and the repository after it (a consumer that draws from
+    ``repo.rng`` between pushes draws in history order, so the figures stay seeded)."""
+    base = models.BEHAVIOURS[scenario.suite]()
+    repo = Repository(scenario, random.Random(seed), base, sim_suite(list(base)))
+    for push in range(1, CHECKPOINTS[-1] + 1):
+        model = models.model(scenario.suite, _behaviour(scenario, base, repo.rng, push))
+        run = _run(repo.suite, model, repo.rng, repo.snapshot, **_PUSH_OPTIONS)
+        evaluation = _evaluate(repo.snapshot, run, PUSH)
+        if evaluation.promotion.allowed:
+            repo.snapshot = evaluation.snapshot(DEFAULT_POOL)
+        yield push, run, evaluation, repo
+
+
 def play(scenario: Scenario, seed: int) -> History:
     """One repository: 20 pushes, pull requests at the checkpoints."""
-    rng = random.Random(seed)
-    base = models.BEHAVIOURS[scenario.suite]()
-    suite = sim_suite(list(base))
-    prompts = len(base)
     out = History()
-    snapshot: BaselineSnapshot | None = None
-    for push in range(1, CHECKPOINTS[-1] + 1):
-        model = models.model(scenario.suite, _behaviour(scenario, base, rng, push))
-        run = _run(suite, model, rng, snapshot, **_PUSH_OPTIONS)
-        evaluation = _evaluate(snapshot, run, PUSH)
+    for push, run, evaluation, repo in pushes(scenario, seed):
+        prompts = len(repo.base)
         if push == 1:
             out.first_push = len(run.llm_responses) / prompts
         if scenario.decline and _verdict(evaluation.drift) == "regressed":
             out.flagged = True
-        if evaluation.promotion.allowed:
-            snapshot = evaluation.snapshot(DEFAULT_POOL)
         if push in CHECKPOINTS and not scenario.decline:
-            row = _pulls(scenario, suite, base, snapshot, rng)
+            row = _pulls(scenario, repo.suite, repo.base, repo.snapshot, repo.rng)
             row.push_answers = len(run.llm_responses) / prompts
             out.rows[push] = row
     return out

@@ -43,7 +43,7 @@ from promptcanary.core.models import (
     ProviderConfig,
 )
 from promptcanary.core.sampling.pool import DEFAULT_POOL
-from promptcanary.core.sampling.sequential import Policy
+from promptcanary.core.sampling.sequential import Counts, Policy
 
 SEED = 20240611
 RUNS = int(os.environ.get("DRIFT_SIGNAL_RUNS", "500"))
@@ -257,7 +257,7 @@ def chain(
     base = dm.Model.frozen(behaviour, rng) if deterministic else dm.Model(behaviour)
     models = [base] + [dm.Model(dm.drifted(behaviour, rate)) for rate in drifts]
     tallies = [AutoTally() for _ in models]
-    history: list[dict[str, dm.PromptSummary]] = []
+    history: list[dict[str, Counts]] = []
     for step in range(pool_size + RUNS):
         outcomes = [dm.adaptive_run(m, history[-pool_size:], POLICY, rng) for m in models]
         history.append(outcomes[0].summary)

@@ -19,7 +19,6 @@ Two parts, seeded, printing and never asserting:
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import sys
@@ -32,21 +31,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import _day_one_models as models
 from bench import day_one
 from bench._common import machine_note
-from bench._drift_model import Draw
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary.core.sampling import sequencer
 from promptcanary.core.sampling.pool import DEFAULT_POOL
-from promptcanary.core.sampling.sequential import Counts
+from promptcanary.core.sampling.power import answers_to_settle, stage_sizes
+from promptcanary.core.sampling.sequential import Counts, Policy
 from promptcanary.core.sampling.spread import estimate_spread
-from promptcanary.core.suite import CanarySuite
 
-RATES = (0.95, 0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.97)
-STAGES = (5, 7, 9, 12, 15, 19, 24, 30, 38, 48, 60, 75, 80)
+RATES = tuple(models.pass_rates("default").values())
+FIRST_RUN = 28
+"""Answers per prompt of a pool's first run (the default suite's first push builds about 28)."""
+# The stages a later run takes from the size at which an all-pass comparison is "same" against
+# such a pool.
+_SETTLES = answers_to_settle(Counts(FIRST_RUN, FIRST_RUN), Policy())
+STAGES = tuple(n for n in stage_sizes(Policy()) if n >= _SETTLES)
 CHECKPOINTS = (2, 5, 10, 20)
-
-
-def _rate(rate: float, sd: float, rng: random.Random) -> float:
-    return 1 / (1 + math.exp(-(math.log(rate / (1 - rate)) + rng.gauss(0.0, sd))))
 
 
 def _fixed(p: float, n: int, rng: random.Random) -> Counts:
@@ -75,8 +74,8 @@ def estimator_table(reps: int = 100) -> None:
             total = 0.0
             for _ in range(reps):
                 pool = [
-                    [_fixed(_rate(r, sd, rng), 28, rng)]
-                    + [later(_rate(r, sd, rng)) for _ in range(9)]
+                    [_fixed(models.logit_normal(r, sd, rng), FIRST_RUN, rng)]
+                    + [later(models.logit_normal(r, sd, rng)) for _ in range(9)]
                     for r in RATES
                 ]
                 total += estimate_spread(pool)
@@ -86,38 +85,20 @@ def estimator_table(reps: int = 100) -> None:
 
 def _history_row(seed: int, sd: float, prs: int) -> dict[int, tuple[float, int, int]]:
     """Per checkpoint: the pool's estimate, false alarms with it and with the true spread."""
-    scenario = day_one.Scenario(sd=sd)
-    rng = random.Random(seed)
-    base = models.BEHAVIOURS["default"]()
-    suite = day_one.sim_suite(list(base))
-    ids = [p.id for p in suite.prompts]
-    snapshot = None
     out: dict[int, tuple[float, int, int]] = {}
-    for push in range(1, CHECKPOINTS[-1] + 1):
-        model = models.model("default", day_one._behaviour(scenario, base, rng, push))
-        run = day_one._run(suite, model, rng, snapshot, **day_one._PUSH_OPTIONS)
-        evaluation = day_one._evaluate(snapshot, run, day_one.PUSH)
-        if evaluation.promotion.allowed:
-            snapshot = evaluation.snapshot(DEFAULT_POOL)
-        if push not in CHECKPOINTS or snapshot is None:
+    for push, _run, _evaluation, repo in day_one.pushes(day_one.Scenario(sd=sd), seed):
+        if push not in CHECKPOINTS or repo.snapshot is None:
             continue
-        pooled = sequencer.pooled_baseline(snapshot, DEFAULT_POOL, {}, ids)
+        ids = [p.id for p in repo.suite.prompts]
+        pooled = sequencer.pooled_baseline(repo.snapshot, DEFAULT_POOL, {}, ids)
         estimate = sequencer.pool_spread(pooled.prompts)
-        alarms = []
-        for spread in (None, sd * sd):
-            alarms.append(_alarms(suite, base, scenario, snapshot, rng, prs, spread))
+        alarms = [_alarms(repo, repo.snapshot, prs, spread) for spread in (None, sd * sd)]
         out[push] = (estimate, alarms[0], alarms[1])
     return out
 
 
 def _alarms(
-    suite: CanarySuite,
-    base: dict[str, Draw],
-    scenario: day_one.Scenario,
-    snapshot: BaselineSnapshot,
-    rng: random.Random,
-    prs: int,
-    spread: float | None,
+    repo: day_one.Repository, snapshot: BaselineSnapshot, prs: int, spread: float | None
 ) -> int:
     estimated: Callable[..., float] = sequencer.pool_spread
     if spread is not None:  # the true spread in place of the estimate, nothing else changed
@@ -125,8 +106,9 @@ def _alarms(
     try:
         count = 0
         for _ in range(prs):
-            behaviour = day_one._behaviour(scenario, base, rng)
-            run = day_one._run(suite, models.model("default", behaviour), rng, snapshot)
+            behaviour = day_one._behaviour(repo.scenario, repo.base, repo.rng)
+            model = models.model("default", behaviour)
+            run = day_one._run(repo.suite, model, repo.rng, snapshot)
             report = day_one._evaluate(snapshot, run, day_one.PULL).drift
             count += bool(report and report.regressions)
         return count

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from promptcanary.core.sampling.power import answers_to_settle
-from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE, Policy
+from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE, Counts, Policy
 from tests.e2e.conftest import CONFIRM_PROMPTS, ActionHarness, suite_text
 
 pytestmark = pytest.mark.e2e
@@ -75,13 +75,15 @@ def test_auto_spends_little_when_nothing_changed_and_catches_a_drop(
     assert same.outputs["regressions"] == "0"
     assert harness.llm.request_count < 3 * 60  # fixed samples: max-samples would send 240
     # A prompt that always answers one text is tested like any that always passes: "same" once
-    # its passes rule out a drop to half (the first stage size where 0.5**n <= 1/25).
-    settles = answers_to_settle(Policy())
-    assert _asked(harness, "Say hello") == _asked(harness, "Thank the customer") == settles
+    # its passes rule out a drop of the margin from its pool.
     drift = _drift(same.output_path("report-dir"))
     assert {row["verdict"] for row in drift["comparisons"]} <= {"same", "inconclusive"}
-    fixed = [row for row in drift["comparisons"] if row["prompt_id"] in ("greet", "thanks")]
-    assert len(fixed) == 2 and {row["verdict"] for row in fixed} == {"same"}
+    fixed = {row["prompt_id"]: row for row in drift["comparisons"]}
+    for prompt, text in (("greet", "Say hello"), ("thanks", "Thank the customer")):
+        row = fixed[prompt]
+        pool = Counts(row["baseline_samples"], row["baseline_samples"])
+        assert row["verdict"] == "same" and row["baseline_pass_rate"] == 1.0
+        assert _asked(harness, text) == answers_to_settle(pool, Policy()) > 1
     assert drift["baseline_pool_runs"] == 8
     assert "fixed `samples: 80` would have sent 240 requests" in same.summary
 

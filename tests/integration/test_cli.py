@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from promptcanary.core.models import (
-    BaselineSnapshot,
     CanaryRunResult,
     DriftReport,
     ProbeComparison,
@@ -25,6 +24,7 @@ from promptcanary.core.models import (
 )
 from promptcanary.core.render.terminal import format_drift, format_run
 from promptcanary.core.sampling.sequential import DETERMINISTIC_EVIDENCE
+from promptcanary.storage.base import snapshot_from_json
 from tests.unit.core.render.test_html import texts, view
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,7 +161,7 @@ def test_compare_rescores_the_baseline_when_the_probes_changed(workdir: Path) ->
     assert compared.returncode == 0, compared.stdout + compared.stderr
     # run --save-baseline built the pool: every stored answer is judged again.
     [saved] = (workdir / "bl").glob("*.json")
-    stored = BaselineSnapshot.model_validate_json(saved.read_text(encoding="utf-8"))
+    stored = snapshot_from_json(saved.read_text(encoding="utf-8"), str(saved))
     rescored = len(stored.run_result.llm_responses)
     assert rescored > 3 * DETERMINISTIC_EVIDENCE  # identical answers are no shortcut
     assert f"re-scored {rescored} stored baseline responses" in compared.stdout

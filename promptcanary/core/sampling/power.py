@@ -25,6 +25,7 @@ from promptcanary.core.sampling.sequential import (
     MAX_SAMPLES_CAP,
     Counts,
     Policy,
+    futile,
     log_e_worse,
     upper_rate,
 )
@@ -50,12 +51,12 @@ def stage_sizes(policy: Policy) -> tuple[int, ...]:
     return tuple(sizes)
 
 
-def answers_to_settle(policy: Policy) -> int:
-    """The answers after which a comparison whose answers all pass, against a pool that always
-    passed, is "same": the first stage at which its passes rule out a drop of ``margin`` (each
-    pass is ``1 / (1 - margin)`` times likelier without it than with it)."""
+def answers_to_settle(baseline: Counts, policy: Policy) -> int:
+    """The answers after which a comparison whose answers all pass is "same" against
+    ``baseline``: the first stage at which :func:`futile` rules out a drop of ``margin``
+    (``max_samples`` when none does)."""
     return next(
-        (n for n in stage_sizes(policy) if (1 - policy.margin) ** n <= policy.futility_level),
+        (n for n in stage_sizes(policy) if futile(baseline, Counts(n, n), policy)),
         policy.max_samples,
     )
 

@@ -212,10 +212,10 @@ class Sequencer:
         # An errored answer stops a prompt's building: a run with errors is not promoted, and
         # an outage must not be multiplied by baseline_samples.
         erring = {r.prompt_id for r in responses if r.errored}
-        digest_for = {
-            pid for pid, p in self.pooled.items()
-            if (p is not None and p.deterministic) or self.policy.top_up
-        }  # fmt: skip
+        digest_for = (
+            set(self.pooled) if self.policy.top_up  # building reads every prompt's texts
+            else {pid for pid, p in self.pooled.items() if p is not None and p.deterministic}
+        )  # fmt: skip
         counts, answered, texts = _tally(results, responses, digest_for)
         if not self.keys:
             self.keys = [

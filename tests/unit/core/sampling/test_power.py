@@ -10,17 +10,8 @@ import random
 
 import pytest
 
-from promptcanary.core.models import LLMResponse, ProbeResult, ScoreSummary
 from promptcanary.core.sampling import power
-from promptcanary.core.sampling.power import answers_to_settle
-from promptcanary.core.sampling.sequencer import PooledPrompt, Sequencer
-from promptcanary.core.sampling.sequential import (
-    Counts,
-    Policy,
-    Verdict,
-    log_e_worse,
-    upper_rate,
-)
+from promptcanary.core.sampling.sequential import Counts, Policy, log_e_worse, upper_rate
 
 POLICY = Policy(baseline_samples=57)
 
@@ -173,35 +164,3 @@ def test_the_e_value_falls_as_todays_passes_rise_wherever_it_is_above_one() -> N
                         checked += 1
                         assert after <= before + 1e-9, (xb, nb, n)
     assert checked > 1000
-
-
-def test_answers_to_settle_is_where_the_sequencer_settles_an_all_pass_prompt() -> None:
-    policy = Policy(min_samples=3, max_samples=30)
-    seq = Sequencer({"a": PooledPrompt(runs=2, results={"p": _all_pass(40)}, text=None)}, policy)
-    n = seq.first_targets(["a"])["a"]
-    while targets := seq.look(*_passing("a", n)):
-        n = targets["a"]
-    assert n == answers_to_settle(policy)
-    assert seq.finish()[("a", "p")].verdict is Verdict.SAME
-    # A wider margin rules the drop out sooner; a stricter futility level later.
-    assert (
-        answers_to_settle(Policy(margin=0.7))
-        < n
-        < answers_to_settle(Policy(futility_level=1 / 1000))
-    )
-
-
-def _all_pass(n: int) -> ScoreSummary:
-    return ScoreSummary(n=n, passes=n, score_sum=n, score_sq_sum=n)
-
-
-def _passing(prompt: str, n: int) -> tuple[list[ProbeResult], list[LLMResponse]]:
-    results = [
-        ProbeResult(probe_id="p", probe_key="p", prompt_id=prompt, passed=True, score=1.0, sample=i)
-        for i in range(n)
-    ]
-    responses = [
-        LLMResponse(prompt_id=prompt, provider_model_id="m", content=f"varied {i}", sample=i)
-        for i in range(n)
-    ]
-    return results, responses

@@ -10,7 +10,7 @@ import pytest
 from promptcanary.core.models import LLMResponse, ProbeResult, ScoreSummary
 from promptcanary.core.sampling import pool
 from promptcanary.core.sampling.pool import answer_digest
-from promptcanary.core.sampling.power import FIRST_BUILD, shows_drop
+from promptcanary.core.sampling.power import FIRST_BUILD, answers_to_settle, shows_drop
 from promptcanary.core.sampling.sequencer import (
     PooledPrompt,
     Sequencer,
@@ -121,6 +121,22 @@ def test_repeating_the_pooled_text_settles_only_as_a_tested_same() -> None:
     decision = seq.finish()[("det", "p")]
     assert decision.verdict is Verdict.SAME and not decision.deterministic
     assert decision.p_adjusted is not None  # a tested verdict, inside e-BH
+
+
+def test_answers_to_settle_is_where_an_all_pass_prompt_settles() -> None:
+    # Through the stages, against all-pass pools of several sizes: a thin pool's bound leaves
+    # less room for a drop, so it takes more passes to rule one out.
+    policy = Policy(min_samples=3, max_samples=30)
+    settled = {}
+    for pooled in (1, 5, 40):
+        seq = Sequencer({"a": _pooled(pooled, pooled)}, policy)
+        n = seq.first_targets(["a"])["a"]
+        while targets := seq.look(*_answers("a", [True] * n)):
+            n = targets["a"]
+        assert seq.finish()[("a", "p")].verdict is Verdict.SAME
+        assert n == answers_to_settle(Counts(pooled, pooled), policy)
+        settled[pooled] = n
+    assert settled[1] > settled[5] > settled[40]
 
 
 def test_another_repeated_text_is_decided_by_its_pass_flags() -> None:
