@@ -2,7 +2,7 @@
 
 Two parts, seeded, printing and never asserting:
 
-1. **The estimator alone** (seconds): ``spread.estimate_spread`` on pools of 10 comparisons
+1. **The estimator alone** (seconds): ``spread_fit.estimate_spread`` on pools of 10 comparisons
    (pass rates 0.90-0.97, a logit-normal spread per run), each pool a first run of 28 answers and
    9 later runs; the later runs either have a fixed size (10 answers) or are sampled the way
    ``samples: auto`` samples them: they stop at 5 answers when all pass and grow in stages when
@@ -36,7 +36,7 @@ from promptcanary.core.sampling import sequencer
 from promptcanary.core.sampling.pool import DEFAULT_POOL
 from promptcanary.core.sampling.power import answers_to_settle, stage_sizes
 from promptcanary.core.sampling.sequential import Counts, Policy
-from promptcanary.core.sampling.spread import estimate_spread
+from promptcanary.core.sampling.spread_fit import estimate_spread
 
 RATES = tuple(models.pass_rates("default").values())
 FIRST_RUN = 28

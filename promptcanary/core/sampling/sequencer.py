@@ -38,7 +38,8 @@ from promptcanary.core.sampling.sequential import (
     finish,
     step,
 )
-from promptcanary.core.sampling.spread import anchor_runs, estimate_spread
+from promptcanary.core.sampling.spread import anchor_runs
+from promptcanary.core.sampling.spread_fit import estimate_spread
 
 Key = tuple[str, str]
 

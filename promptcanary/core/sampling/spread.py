@@ -13,12 +13,9 @@ pool and by :mod:`promptcanary.core.sampling.sequential` to widen a comparison.
   ``1 + rho (n - 1)``, so however many answers today takes, its information saturates at about
   ``1 / rho`` answers. A comparison is widened by dividing both sides' counts by their design
   effects (an effective sample size) before the e-value is computed.
-* **The estimate.** ``tau2`` is estimated by the method of moments from the pooled runs of every
-  comparison (never from today's answers, so the estimate is fixed before today's look): for one
-  comparison with ``K`` runs, the between-run statistic ``X = sum n_j (p_j - p)^2 / (p (1 - p))``
-  has expectation ``(K - 1) + rho (N - sum n_j^2 / N - (K - 1))``. Summing the excess over all
-  comparisons and a prior (``PRIOR_SPREAD`` with the weight of ``PRIOR_WEIGHT`` units of
-  information) gives a shrunken estimate that a pool of one run leaves at the prior.
+* **The estimate.** ``tau2`` is fitted by :mod:`promptcanary.core.sampling.spread_fit` from the
+  pooled runs of every comparison (never from today's answers, so it is fixed before today's
+  look).
 * **The anchor.** A slow decline promoted run by run becomes the pool; the oldest pooled runs
   still remember the rate before it. :func:`anchor_runs` picks them; the sequential rule averages
   the e-value against the pool with the one against the anchor (an average of e-values is an
@@ -28,26 +25,9 @@ pool and by :mod:`promptcanary.core.sampling.sequential` to widen a comparison.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-PRIOR_SPREAD = 0.0
-"""The prior guess of the logit-scale run-to-run variance ``tau2`` once the pool holds two runs:
-none. A prior of 0.5 lowered the false alarm under a real spread of sd 1.0 only at 10-20 pushes
-(``bench/day_one.py``), and it widened every pooled comparison, so the judged comparisons of a
-noisy judge (20% of verdicts flipped) caught a 0.9 -> 0.5 drop in 88% of runs, not 93%, at 206
-answers a prompt, not 139 (``bench/judge_drift.py``). The spread widens comparisons once the
-pooled runs show it; docs/statistics.md has the figures."""
-ONE_RUN_SPREAD = 0.0
-"""``tau2`` for a pool of one run, which cannot show a spread: none. Any value above 0 costs the
-first pull request power against a real drop: 0.1 takes a 0.95 -> 0.50 drop from 96% caught to
-81% and halves the false alarm under a spread of sd 1.0 (exact, ``bench/day_one_validity.py
---first-spread``); see docs/statistics.md."""
-PRIOR_WEIGHT = 5.0
-"""The prior's weight, in units of ``p (1 - p) x (answers)`` of between-run information (about
-one run of 60 answers at a pass rate of 0.9): a few noisy small runs do not swing the estimate."""
-MAX_SPREAD = 4.0
-"""The largest ``tau2`` used (a logit sd of 2): beyond it a pool's runs share nothing."""
 ANCHOR_SHARE = 0.5
 """The anchor is the oldest pooled runs holding at least this share of the pooled answers (or
 ``baseline-samples`` answers, when fewer: :func:`anchor_runs`)."""
@@ -64,49 +44,6 @@ class Tally(Protocol):
 
 
 T = TypeVar("T", bound=Tally)
-
-
-def _excess_and_information(runs: Sequence[Tally]) -> tuple[float, float] | None:
-    """The between-run statistic's excess over its no-spread expectation, and what it weighs
-    (``p (1 - p)`` times the coefficient of ``rho``); ``None`` when the runs say nothing."""
-    used = [c for c in runs if c.n]
-    if len(used) < 2:
-        return None
-    total_n = sum(c.n for c in used)
-    rate = sum(c.passes for c in used) / total_n
-    if rate <= 0.0 or rate >= 1.0:
-        return None  # every answer passed (or failed): no spread is visible
-    var = rate * (1.0 - rate)
-    between = sum(c.n * (c.passes / c.n - rate) ** 2 for c in used) / var
-    df = len(used) - 1
-    coefficient = total_n - sum(c.n**2 for c in used) / total_n - df
-    if coefficient <= 0.0:
-        return None
-    return between - df, var * coefficient
-
-
-def estimate_spread(
-    comparisons: Iterable[Sequence[Tally]],
-    prior: float = PRIOR_SPREAD,
-    weight: float = PRIOR_WEIGHT,
-    lone: float = ONE_RUN_SPREAD,
-) -> float:
-    """The suite's logit-scale run-to-run variance ``tau2`` from its pooled runs (per comparison
-    the counts of each run): the method-of-moments excess summed over comparisons, shrunk to
-    ``prior`` with ``weight``; ``lone`` when no comparison holds two runs; between 0 and
-    :data:`MAX_SPREAD`."""
-    excess, information, seen = prior * weight, weight, False
-    for runs in comparisons:
-        seen = seen or sum(1 for c in runs if c.n) >= 2
-        part = _excess_and_information(runs)
-        if part is not None:
-            excess += part[0]
-            information += part[1]
-    if not seen:
-        return min(MAX_SPREAD, max(0.0, lone))
-    if information <= 0.0:
-        return min(MAX_SPREAD, max(0.0, prior))
-    return min(MAX_SPREAD, max(0.0, excess / information))
 
 
 def correlation(rate: float, spread: float) -> float:

@@ -1,10 +1,9 @@
-"""Runs as the pool's unit: the spread estimate, the design effect, the anchor, and what they do to
+"""Runs as the pool's unit: the design effect, the anchor, and what they do to
 one comparison's verdict."""
 
 from __future__ import annotations
 
 import math
-import random
 
 from promptcanary.core.sampling import sequential as seq
 from promptcanary.core.sampling.sequential import Counts, Look, Policy, Verdict
@@ -13,52 +12,7 @@ from promptcanary.core.sampling.spread import (
     correlation,
     design_effect,
     effective,
-    estimate_spread,
 )
-
-
-def _runs(rates: list[float], size: int, rng: random.Random) -> tuple[Counts, ...]:
-    return tuple(Counts(sum(rng.random() < p for _ in range(size)), size) for p in rates)
-
-
-def _logit_normal(rate: float, sd: float, rng: random.Random) -> float:
-    return 1 / (1 + math.exp(-(math.log(rate / (1 - rate)) + rng.gauss(0.0, sd))))
-
-
-class TestEstimate:
-    def test_a_pool_of_one_run_is_the_one_run_value(self) -> None:
-        assert estimate_spread([[Counts(40, 50)]], prior=0.3, weight=5.0, lone=0.2) == 0.2
-        assert estimate_spread([[Counts(40, 50)]]) == 0.0  # no spread on the first pull request
-        assert estimate_spread([], prior=0.3) == 0.0
-
-    def test_two_runs_that_show_little_start_from_the_prior(self) -> None:
-        # A first push and one small clean run (as promotion leaves them): the excess is
-        # negative by chance; the estimate stays near the prior instead of reading "no spread".
-        runs = [[Counts(7, 7), Counts(42, 44)], [Counts(5, 5), Counts(45, 48)]]
-        assert 0.1 < estimate_spread(runs, prior=0.5) <= 0.5
-        assert estimate_spread(runs) == 0.0  # the default prior: none
-
-    def test_runs_at_one_rate_show_almost_no_spread(self) -> None:
-        rng = random.Random(1)
-        comparisons = [_runs([0.8] * 20, 30, rng) for _ in range(50)]
-        assert estimate_spread(comparisons, prior=0.0) < 0.05
-
-    def test_recovers_the_logit_variance_of_a_spread_model(self) -> None:
-        rng = random.Random(2)
-        comparisons = [
-            _runs([_logit_normal(0.85, 1.0, rng) for _ in range(20)], 40, rng) for _ in range(200)
-        ]
-        # The delta method's correlation p(1-p)tau2 is approximate: within 30% of tau2 = 1.
-        assert 0.7 < estimate_spread(comparisons, prior=0.0) < 1.3
-
-    def test_all_pass_comparisons_carry_no_weight(self) -> None:
-        runs = [Counts(10, 10), Counts(3, 3)]
-        assert estimate_spread([runs], prior=0.5, weight=5.0) == 0.5
-
-    def test_more_spread_in_the_runs_gives_a_larger_estimate(self) -> None:
-        calm = [[Counts(45, 50), Counts(44, 50), Counts(46, 50)]] * 5
-        wild = [[Counts(49, 50), Counts(35, 50), Counts(47, 50)]] * 5
-        assert estimate_spread(wild, prior=0.0) > estimate_spread(calm, prior=0.0)
 
 
 class TestDesignEffect:
