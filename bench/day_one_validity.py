@@ -178,11 +178,11 @@ def spread_validity(reps: int, seed: int = 20261202) -> None:
                         str(i): PooledPrompt(k, {}, None, by_run={"p": runs})
                         for i, runs in enumerate(suite)
                     }
-                    spread = Sequencer(pooled, POLICY).spread
-                    estimated += math.sqrt(spread)
-                    for runs in suite:
+                    reading = Sequencer(pooled, POLICY).spread
+                    estimated += math.sqrt(reading.suite)
+                    for i, runs in enumerate(suite):
                         today = _draw_rate(rate, sd, rng)
-                        alarms += _spread_alarm(runs, spread, today, rng)
+                        alarms += _spread_alarm(runs, reading.of((str(i), "p")), today, rng)
                         plain += _spread_alarm(runs, 0.0, today, rng)
                 cells = 10 * reps
                 print(f"| {sd} | {rate} | {k} | {estimated / reps:.2f} | "

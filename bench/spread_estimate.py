@@ -36,7 +36,7 @@ from promptcanary.core.sampling import sequencer
 from promptcanary.core.sampling.pool import DEFAULT_POOL
 from promptcanary.core.sampling.power import answers_to_settle, stage_sizes
 from promptcanary.core.sampling.sequential import Counts, Policy
-from promptcanary.core.sampling.spread_fit import estimate_spread
+from promptcanary.core.sampling.spread_fit import SpreadReading, estimate_spread
 
 RATES = tuple(models.pass_rates("default").values())
 FIRST_RUN = 28
@@ -91,7 +91,7 @@ def _history_row(seed: int, sd: float, prs: int) -> dict[int, tuple[float, int, 
             continue
         ids = [p.id for p in repo.suite.prompts]
         pooled = sequencer.pooled_baseline(repo.snapshot, DEFAULT_POOL, {}, ids)
-        estimate = sequencer.pool_spread(pooled.prompts)
+        estimate = sequencer.pool_spread(pooled.prompts).suite
         alarms = [_alarms(repo, repo.snapshot, prs, spread) for spread in (None, sd * sd)]
         out[push] = (estimate, alarms[0], alarms[1])
     return out
@@ -100,9 +100,9 @@ def _history_row(seed: int, sd: float, prs: int) -> dict[int, tuple[float, int, 
 def _alarms(
     repo: day_one.Repository, snapshot: BaselineSnapshot, prs: int, spread: float | None
 ) -> int:
-    estimated: Callable[..., float] = sequencer.pool_spread
+    estimated: Callable[..., SpreadReading] = sequencer.pool_spread
     if spread is not None:  # the true spread in place of the estimate, nothing else changed
-        sequencer.pool_spread = lambda pooled: spread
+        sequencer.pool_spread = lambda pooled: SpreadReading(spread)
     try:
         count = 0
         for _ in range(prs):

@@ -39,7 +39,7 @@ from promptcanary.core.sampling.sequential import (
     step,
 )
 from promptcanary.core.sampling.spread import anchor_runs
-from promptcanary.core.sampling.spread_fit import estimate_spread
+from promptcanary.core.sampling.spread_fit import SpreadReading, read_spread
 
 Key = tuple[str, str]
 
@@ -169,9 +169,9 @@ class Sequencer:
         self.pooled = dict(pooled)
         self.policy = policy
         self.meaning = meaning  # semantic_drift: more comparisons in the family
-        # The run-to-run spread is the suite's (the provider's), so every comparison's pooled runs
-        # inform it; it is fixed before today's first look.
-        self.spread = pool_spread(self.pooled) if spread is None else spread
+        # The run-to-run spread is the suite's (the provider's): each comparison is widened by
+        # the spread the other comparisons' pooled runs show, fixed before today's first look.
+        self.spread = pool_spread(self.pooled) if spread is None else SpreadReading(spread)
         self.keys: list[Key] = []
         self.decisions: list[Decision | None] = []
         # Stages planned so far: the runner numbers its stages by it and records the count.
@@ -285,7 +285,7 @@ class Sequencer:
             current,
             changed=single is not None and len(today) == 1 and single not in today
             and current.n >= 2,
-            spread=self.spread,
+            spread=self.spread.of((pid, key)),
             baseline_runs=tuple(c.n for c in runs),
             anchor=sum(oldest, Counts(0, 0)) if oldest else None,
             anchor_runs=tuple(c.n for c in oldest),
@@ -319,16 +319,18 @@ class Sequencer:
         return out
 
 
-def pool_spread(pooled: Mapping[str, PooledPrompt | None]) -> float:
-    """The suite's run-to-run spread (logit variance) estimated from the pooled comparisons that
-    can show it: pass/fail ones (a continuous score's pass flag barely moves between runs, so
-    its near-zero excess would dilute the estimate; all-pass ones carry no weight anyway)."""
-    return estimate_spread(
-        runs
-        for pool in pooled.values()
-        if pool is not None
-        for key, runs in pool.by_run.items()
-        if key not in pool.results or _pass_fail(pool.results[key])
+def pool_spread(pooled: Mapping[str, PooledPrompt | None]) -> SpreadReading:
+    """The run-to-run spread (logit variance) read from the pooled comparisons that can show it,
+    keyed ``(prompt id, probe key)``: pass/fail ones (a continuous score's pass flag barely moves
+    between runs, so it would dilute the fit; all-pass ones carry no information anyway)."""
+    return read_spread(
+        {
+            (pid, key): runs
+            for pid, pool in pooled.items()
+            if pool is not None
+            for key, runs in pool.by_run.items()
+            if key not in pool.results or _pass_fail(pool.results[key])
+        }
     )
 
 

@@ -17,13 +17,18 @@ Scott 1948: two runs leave one degree of freedom each), so each comparison's pro
 log-likelihood is adjusted by Cox & Reid (1987): minus half the log of the observed information
 for ``m_i``, the correction edgeR uses for a dispersion shared by many genes (McCarthy, Chen &
 Smyth 2012).
+
+Each comparison is widened by the spread read from the *other* comparisons (leave one out): the
+spread is the provider's and shows in every flaky prompt, while a prompt whose own runs slide
+(a decline promoted push by push) would otherwise read its own drift as spread and excuse it.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from promptcanary.core.sampling.spread import Tally, correlation
 
@@ -34,8 +39,13 @@ first pull request power against a real drop: 0.1 takes a 0.95 -> 0.50 drop from
 --first-spread``); see docs/statistics.md."""
 MAX_SPREAD = 4.0
 """The largest ``tau2`` fitted (a logit sd of 2): beyond it a pool's runs share nothing."""
-_GRID = (0.0, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0, 1.5, 2.0, 3.0, MAX_SPREAD)
-"""Where the suite's adjusted likelihood is first looked at, before the best cell is refined."""
+_GRID = (
+    0.0, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0,
+    1.2, 1.4, 1.7, 2.0, 2.5, 3.0, 3.5, MAX_SPREAD,
+)  # fmt: skip
+"""Where each comparison's adjusted likelihood is computed; the maximum of a sum of them is
+refined by a parabola through the best point and its neighbours (sums of other comparisons
+then cost no new likelihood)."""
 _MAX_CORRELATION = 0.99
 _STEP = 1e-3
 """Finite-difference step (logit scale) of the observed information."""
@@ -104,28 +114,60 @@ def _informative(runs: Sequence[Tally]) -> Runs | None:
     return Counter(used)
 
 
-def estimate_spread(comparisons: Iterable[Sequence[Tally]], lone: float = ONE_RUN_SPREAD) -> float:
-    """The suite's logit-scale run-to-run variance ``tau2`` from its pooled runs (per comparison
-    the counts of each run): the maximiser of the summed Cox-Reid adjusted profile likelihoods,
-    between 0 and :data:`MAX_SPREAD`; ``lone`` when no comparison holds two runs with answers,
-    0 when none shows a pass and a fail."""
-    seen = False
-    fitted: list[Runs] = []
-    for runs in comparisons:
-        seen = seen or sum(1 for c in runs if c.n) >= 2
+def _vertex(values: Sequence[float]) -> float:
+    """The maximiser of a function known on :data:`_GRID`: the vertex of the parabola through
+    the best grid point and its neighbours, kept between them (the best point at an end)."""
+    best = max(range(len(_GRID)), key=values.__getitem__)
+    if best in (0, len(_GRID) - 1):
+        return _GRID[best]
+    (x0, x1, x2), (y0, y1, y2) = _GRID[best - 1 : best + 2], values[best - 1 : best + 2]
+    slope01, slope12 = (y1 - y0) / (x1 - x0), (y2 - y1) / (x2 - x1)
+    curve = (slope12 - slope01) / (x2 - x0)
+    if curve >= 0.0:
+        return x1
+    vertex = (x0 + x1) / 2.0 - slope01 / (2.0 * curve)
+    return min(x2, max(x0, vertex))
+
+
+@dataclass(frozen=True)
+class SpreadReading:
+    """The pool's run-to-run spread (logit variance): ``suite`` from every comparison, and per
+    comparison that shows one (``others``) the spread read without it."""
+
+    suite: float
+    others: Mapping[Hashable, float] = field(default_factory=dict)
+
+    def of(self, key: Hashable) -> float:
+        """The spread that widens comparison ``key``: read from the other comparisons."""
+        return self.others.get(key, self.suite)
+
+
+def read_spread(
+    comparisons: Mapping[Hashable, Sequence[Tally]], lone: float = ONE_RUN_SPREAD
+) -> SpreadReading:
+    """The spread of the suite's pooled runs (per comparison the counts of each run): the
+    maximiser of the summed Cox-Reid adjusted profile likelihoods on 0 to :data:`MAX_SPREAD`,
+    for the suite and for each informative comparison without its own term; ``lone`` when no
+    comparison holds two runs with answers, 0 when none (or no other) shows a pass and a fail."""
+    if not any(sum(1 for c in runs if c.n) >= 2 for runs in comparisons.values()):
+        return SpreadReading(min(MAX_SPREAD, max(0.0, lone)))
+    profiles: dict[Hashable, list[float]] = {}
+    for key, runs in comparisons.items():
         informative = _informative(runs)
         if informative is not None:
-            fitted.append(informative)
-    if not seen:
-        return min(MAX_SPREAD, max(0.0, lone))
-    if not fitted:
-        return 0.0
+            profiles[key] = [adjusted_profile(informative, t) for t in _GRID]
+    if not profiles:
+        return SpreadReading(0.0)
+    total = [sum(column) for column in zip(*profiles.values(), strict=True)]
+    others = {
+        key: _vertex([t - own for t, own in zip(total, mine, strict=True)])
+        if len(profiles) > 1 else 0.0
+        for key, mine in profiles.items()
+    }  # fmt: skip
+    return SpreadReading(_vertex(total), others)
 
-    def suite(spread: float) -> float:
-        return sum(adjusted_profile(runs, spread) for runs in fitted)
 
-    values = [suite(t) for t in _GRID]
-    best = max(range(len(_GRID)), key=values.__getitem__)
-    lo, hi = _GRID[max(0, best - 1)], _GRID[min(len(_GRID) - 1, best + 1)]
-    spread, value = _golden(suite, lo, hi, 12)
-    return spread if value > values[best] else _GRID[best]
+def estimate_spread(comparisons: Iterable[Sequence[Tally]], lone: float = ONE_RUN_SPREAD) -> float:
+    """The suite's logit-scale run-to-run variance ``tau2`` from every comparison's pooled runs
+    (:func:`read_spread`'s ``suite``)."""
+    return read_spread(dict(enumerate(comparisons)), lone).suite

@@ -4,6 +4,7 @@ scored answers."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import pytest
 
@@ -377,12 +378,16 @@ def test_the_pool_keeps_each_runs_counts_newest_first() -> None:
     assert [c.n for c in pooled.by_run[next(iter(pooled.results))]] == [2, 3]
 
 
-def test_the_spread_is_read_from_every_pooled_comparison() -> None:
+def test_each_comparison_is_widened_by_the_spread_the_others_show() -> None:
     calm = (Counts(18, 20), Counts(18, 20), Counts(18, 20))
     wild = (Counts(20, 20), Counts(10, 20), Counts(19, 20))
-    assert Sequencer({"a": _by_runs(calm), "b": _by_runs(calm)}, POLICY).spread == 0.0
-    assert Sequencer({"a": _by_runs(wild), "b": _by_runs(calm)}, POLICY).spread > 0.5
-    assert Sequencer({"a": _by_runs(wild)}, POLICY, spread=0.0).spread == 0.0
+    assert Sequencer({"a": _by_runs(calm), "b": _by_runs(calm)}, POLICY).spread.suite == 0.0
+    reading = Sequencer({"a": _by_runs(wild), "b": _by_runs(calm)}, POLICY).spread
+    assert reading.suite > 0.5
+    # The calm comparison is widened by what the wild one shows; the wild one by the calm one's.
+    assert reading.of(("b", "p")) > 0.5 and reading.of(("a", "p")) == 0.0
+    given = Sequencer({"a": _by_runs(wild)}, POLICY, spread=0.3).spread
+    assert given.suite == given.of(("a", "p")) == 0.3
 
 
 def test_continuous_scores_do_not_dilute_the_spread() -> None:
@@ -392,16 +397,23 @@ def test_continuous_scores_do_not_dilute_the_spread() -> None:
     steady = (Counts(15, 20), Counts(15, 20), Counts(15, 20))
     scores = ScoreSummary(n=60, passes=45, score_sum=40.5, score_sq_sum=28.9)
     continuous = PooledPrompt(runs=3, results={"p": scores}, text=None, by_run={"p": steady})
-    alone = Sequencer({"a": _by_runs(wild)}, POLICY).spread
-    assert Sequencer({"a": _by_runs(wild), "b": continuous}, POLICY).spread == alone
+    alone = Sequencer({"a": _by_runs(wild)}, POLICY).spread.suite
+    assert Sequencer({"a": _by_runs(wild), "b": continuous}, POLICY).spread.suite == alone
     # The same steady counts as a pass/fail comparison do count (and pull the estimate down).
-    assert Sequencer({"a": _by_runs(wild), "b": _by_runs(steady)}, POLICY).spread < alone
+    assert Sequencer({"a": _by_runs(wild), "b": _by_runs(steady)}, POLICY).spread.suite < alone
 
 
-def _final(pooled: PooledPrompt, rate: float, spread: float | None = None) -> Verdict:
-    """The final verdict of one comparison whose answers today pass at ``rate``, evenly spread."""
+def _final(
+    pooled: PooledPrompt,
+    rate: float,
+    spread: float | None = None,
+    others: Mapping[str, PooledPrompt] | None = None,
+) -> Verdict:
+    """The final verdict of one comparison whose answers today pass at ``rate``, evenly spread
+    (``others``: more pooled prompts, not asked today, that the spread is read from)."""
     outcomes = [math.floor((i + 1) * rate) > math.floor(i * rate) for i in range(40)]
-    seq = Sequencer({"a": pooled}, Policy(min_samples=3, max_samples=40), spread=spread)
+    policy = Policy(min_samples=3, max_samples=40)
+    seq = Sequencer({"a": pooled, **(others or {})}, policy, spread=spread)
     seq.first_targets(["a"])
     n = 3
     while targets := seq.look(*_answers("a", outcomes[:n])):
@@ -429,11 +441,15 @@ def test_a_first_push_of_baseline_samples_stays_the_anchor() -> None:
 
 
 def test_a_spread_the_pool_shows_widens_the_comparison() -> None:
-    # Pooled runs that vary (0.67-1.0) and a run today at 0.5: within what the runs showed.
+    # Pooled runs that vary (0.67-1.0) in this and another flaky comparison, and a run today at
+    # 0.5: within what the runs showed.
     runs = (Counts(30, 30), Counts(20, 30), Counts(30, 30), Counts(21, 30), Counts(30, 30))
+    other = {"b": _by_runs((Counts(21, 30), Counts(30, 30), Counts(29, 30), Counts(19, 30)))}
     assert _final(_by_runs(runs), 0.5, spread=0.0) is Verdict.REGRESSED
-    assert Sequencer({"a": _by_runs(runs)}, POLICY).spread > 1.0
-    assert _final(_by_runs(runs), 0.5) is not Verdict.REGRESSED
+    assert Sequencer({"a": _by_runs(runs), **other}, POLICY).spread.of(("a", "p")) > 1.0
+    assert _final(_by_runs(runs), 0.5, others=other) is not Verdict.REGRESSED
+    # Alone, its own runs do not excuse it: their variation may be its own decline.
+    assert _final(_by_runs(runs), 0.5) is Verdict.REGRESSED
 
 
 def _run_to_the_end(seq: Sequencer, pattern: list[bool], shrunk: dict[str, float] | None) -> int:

@@ -9,9 +9,12 @@ from collections import Counter
 
 from promptcanary.core.sampling.sequential import Counts
 from promptcanary.core.sampling.spread_fit import (
+    MAX_SPREAD,
+    SpreadReading,
     adjusted_profile,
     estimate_spread,
     log_likelihood,
+    read_spread,
 )
 
 
@@ -95,9 +98,53 @@ class TestRecovery:
         assert estimate_spread(wild) > estimate_spread(calm)
 
 
+class TestLeaveOneOut:
+    def test_a_prompt_whose_runs_slide_does_not_widen_itself(self) -> None:
+        # Nine steady flaky comparisons and one whose promoted runs slid from 0.95 to 0.55: the
+        # suite reads a spread from the slide; the sliding comparison is widened only by what
+        # the other nine show: a fraction of it.
+        rng = random.Random(6)
+        steady = {f"s{i}": _fixed(0.93, 0.0, 20, 8, rng) for i in range(9)}
+        sliding = [Counts(round(20 * (0.95 - 0.05 * j)), 20) for j in range(9)]
+        reading = read_spread({**steady, "slide": sliding})
+        assert reading.suite > 0.1
+        assert reading.of("slide") < reading.suite / 2
+        assert reading.of("s0") > reading.of("slide")
+
+    def test_each_comparison_is_read_from_the_others(self) -> None:
+        rng = random.Random(7)
+        comparisons = {i: _fixed(0.85, 1.0, 30, 6, rng) for i in range(6)}
+        reading = read_spread(comparisons)
+        for key in comparisons:
+            others = [runs for k, runs in comparisons.items() if k != key]
+            assert math.isclose(reading.of(key), estimate_spread(others), abs_tol=1e-9)
+
+    def test_without_another_comparison_there_is_nothing_to_read(self) -> None:
+        wild = [Counts(20, 20), Counts(10, 20), Counts(19, 20)]
+        reading = read_spread({"a": wild, "clean": [Counts(20, 20), Counts(5, 5)]})
+        assert reading.suite > 0.5 and reading.of("a") == 0.0
+        assert reading.of("clean") == reading.suite  # all-pass: not part of the fit
+
+    def test_a_given_spread_is_every_comparisons(self) -> None:
+        assert SpreadReading(0.4).of("anything") == 0.4
+
+
+class TestMaximum:
+    def test_the_fit_lands_between_grid_points_where_the_likelihood_peaks(self) -> None:
+        # The grid only seeds the search: a brute-force maximum on a fine grid agrees.
+        rng = random.Random(8)
+        comparisons = [_fixed(0.8, 0.8, 25, 6, rng) for _ in range(30)]
+        fine = [MAX_SPREAD * i / 800 for i in range(801)]
+        best = max(fine, key=lambda t: sum(adjusted_profile(_grouped(c), t) for c in comparisons))
+        assert abs(estimate_spread(comparisons) - best) < 0.05 * max(best, 0.2)
+
+
+def _grouped(runs: list[Counts]) -> Counter[tuple[int, int]]:
+    return Counter((c.passes, c.n) for c in runs)
+
+
 def _profile(runs: list[Counts], spread: float) -> float:
-    grouped = Counter((c.passes, c.n) for c in runs)
-    return max(log_likelihood(grouped, x / 10, spread) for x in range(-40, 80))
+    return max(log_likelihood(_grouped(runs), x / 10, spread) for x in range(-40, 80))
 
 
 class TestLikelihood:
