@@ -157,6 +157,8 @@ class Sequencer:
     Args:
         pooled: prompt id → what the baseline pool knows about it (``None``: nothing).
         policy: the procedure's knobs.
+        meaning: the meaning comparisons (``semantic_drift:``), in the same e-BH family.
+        spread: a run-to-run logit variance for every comparison in place of the pool's reading.
     """
 
     def __init__(

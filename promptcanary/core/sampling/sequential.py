@@ -373,8 +373,8 @@ class Look:
     changed: bool = False
     """Every baseline answer had one text, and today's answers (two or more) all had another."""
     spread: float = 0.0
-    """The suite's logit-scale run-to-run variance (``spread.estimate_spread``); 0: every answer
-    independent, the pool one binomial."""
+    """The logit-scale run-to-run variance the other comparisons' pooled runs show
+    (``spread_fit.read_spread``); 0: every answer independent, the pool one binomial."""
     baseline_runs: tuple[int, ...] = ()
     """Answers of each pooled run behind ``baseline`` (empty: one run)."""
     anchor: Counts | None = None
