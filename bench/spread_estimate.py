@@ -14,6 +14,9 @@ Two parts, seeded, printing and never asserting:
    change: ``sequencer.pool_spread`` returns the true ``sd**2``), which isolates the estimate
    from the widening.
 
+Part 1 also prints how often a young pool (2, 3 or 5 runs: a first run of 57 answers and later
+runs of 6 or of 20) reads a variance as below 0.1: what larger promoted runs would buy.
+
 ``--histories N`` (default 10), ``--prs K`` (6), ``--only estimator`` skips part 2.
 """
 
@@ -116,6 +119,30 @@ def _alarms(
         sequencer.pool_spread = estimated
 
 
+def young_pool_table(reps: int = 150, first: int = 57) -> None:
+    """How often a young pool reads a spread as none (below 0.1), by the size of its later runs:
+    what larger promoted runs would buy while the pool holds few runs."""
+    rng = random.Random(20261206)
+    print(f"\n### A young pool: share of suites reading the variance below 0.1, {reps} suites "
+          f"a cell (a first run of {first} answers, K - 1 later runs of 6 or 20)\n")  # fmt: skip
+    print("| true variance | later runs | K = 2 | K = 3 | K = 5 |")
+    print("|---|---|---|---|---|")
+    for sd in (0.0, 1.0):
+        for size in (6, 20):
+            shares = []
+            for k in (2, 3, 5):
+                low = 0
+                for _ in range(reps):
+                    pool = [
+                        [_fixed(models.logit_normal(r, sd, rng), first, rng)]
+                        + [_fixed(models.logit_normal(r, sd, rng), size, rng) for _ in range(k - 1)]
+                        for r in RATES
+                    ]
+                    low += estimate_spread(pool) < 0.1
+                shares.append(f"{100 * low / reps:.0f}%")
+            print(f"| {sd * sd:.2f} | {size} | " + " | ".join(shares) + " |")
+
+
 def runner_table(histories: int, prs: int, sd: float = 1.0) -> None:
     rows = [_history_row(day_one.SEED + 1000 * h, sd, prs) for h in range(histories)]
     print(f"\n### Through the real runner, logit sd {sd}: {histories} histories × {prs} "
@@ -134,6 +161,7 @@ def runner_table(histories: int, prs: int, sd: float = 1.0) -> None:
 def main() -> None:
     print(machine_note())
     estimator_table()
+    young_pool_table()
     if "--only" in sys.argv and sys.argv[sys.argv.index("--only") + 1] == "estimator":
         return
     histories = int(day_one._arg("--histories", "10"))
