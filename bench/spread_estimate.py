@@ -22,6 +22,7 @@ runs of 6 or of 20) reads a variance as below 0.1: what larger promoted runs wou
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import sys
@@ -66,6 +67,18 @@ def _staged(p: float, rng: random.Random) -> Counts:
     return Counts(passes, n)
 
 
+def _pool(
+    sd: float, first: int, later: Callable[[float], Counts], runs: int, rng: random.Random
+) -> list[list[Counts]]:
+    """One simulated pool: per comparison a first run of ``first`` answers, then ``runs`` later
+    runs drawn by ``later`` from each run's own rate (logit-normal, sd ``sd``)."""
+    return [
+        [_fixed(models.logit_normal(r, sd, rng), first, rng)]
+        + [later(models.logit_normal(r, sd, rng)) for _ in range(runs)]
+        for r in RATES
+    ]
+
+
 def estimator_table(reps: int = 100) -> None:
     rng = random.Random(20261205)
     print("\n### The estimator alone: mean estimated logit variance, 100 pools a cell\n")
@@ -76,12 +89,7 @@ def estimator_table(reps: int = 100) -> None:
         for later in (lambda p: _fixed(p, 10, rng), lambda p: _staged(p, rng)):
             total = 0.0
             for _ in range(reps):
-                pool = [
-                    [_fixed(models.logit_normal(r, sd, rng), FIRST_RUN, rng)]
-                    + [later(models.logit_normal(r, sd, rng)) for _ in range(9)]
-                    for r in RATES
-                ]
-                total += estimate_spread(pool)
+                total += estimate_spread(_pool(sd, FIRST_RUN, later, 9, rng))
             means.append(total / reps)
         print(f"| {sd} | {sd * sd:.2f} | {means[0]:.2f} | {means[1]:.2f} |")
 
@@ -133,12 +141,8 @@ def young_pool_table(reps: int = 150, first: int = 57) -> None:
             for k in (2, 3, 5):
                 low = 0
                 for _ in range(reps):
-                    pool = [
-                        [_fixed(models.logit_normal(r, sd, rng), first, rng)]
-                        + [_fixed(models.logit_normal(r, sd, rng), size, rng) for _ in range(k - 1)]
-                        for r in RATES
-                    ]
-                    low += estimate_spread(pool) < 0.1
+                    later = functools.partial(_fixed, n=size, rng=rng)
+                    low += estimate_spread(_pool(sd, first, later, k - 1, rng)) < 0.1
                 shares.append(f"{100 * low / reps:.0f}%")
             print(f"| {sd * sd:.2f} | {size} | " + " | ".join(shares) + " |")
 
