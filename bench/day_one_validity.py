@@ -27,7 +27,11 @@ probe, futility) can only remove looks, so these are upper bounds for the runner
    compared as if the runs varied by an assumed logit variance (0, 0.1, 0.25, 0.5): the exact
    chance of catching 0.95 -> 0.50 with no spread, against one comparison's false alarm when
    the runs do vary (rates drawn per run, ``--pairs`` of them; exact over the answers).
-6. ``--derive``: the power of the e-value against 0.95 → 0.50 at e-BH's single-discovery bar
+6. ``--young`` (simulated, seeded): a young pool (2, 3, 5 runs) of the bench suite's 10 flaky
+   probes whose later runs hold 6 answers (as pushes ask now) or 20: any false alarm at the
+   suite's bar under a spread of sd 1.0 (widened by the pool's reading, and by the true spread
+   for reference), and the 0.50 drop caught with no spread.
+7. ``--derive``: the power of the e-value against 0.95 → 0.50 at e-BH's single-discovery bar
    ``m / 0.05``, and the fewest baseline answers reaching 93% (``BASELINE_SAMPLES_TABLE``); slow
    (minutes per row), so not part of the default run.
 
@@ -139,8 +143,9 @@ def _binomial(n: int, p: float, rng: random.Random) -> int:
 
 
 def _spread_alarm(runs: tuple[Counts, ...], spread: float, p_today: float,
-                  rng: random.Random) -> bool:  # fmt: skip
-    """One comparison ever called regressed at the lone bar, today's answers at ``p_today``."""
+                  rng: random.Random, family: int = 1) -> bool:  # fmt: skip
+    """One comparison ever called regressed at e-BH's bar for one discovery among ``family``
+    (1: the lone bar), today's answers at ``p_today``."""
     oldest = anchor_runs(runs, least=POLICY.baseline_samples)  # as the runner reads it
     total = sum(runs, Counts(0, 0))
     anchor = sum(oldest, Counts(0, 0)) if oldest else None
@@ -150,7 +155,7 @@ def _spread_alarm(runs: tuple[Counts, ...], spread: float, p_today: float,
         n = size
         look = Look(total, Counts(passes, n), spread=spread, baseline_runs=tuple(c.n for c in runs),
                     anchor=anchor, anchor_runs=tuple(c.n for c in oldest))  # fmt: skip
-        (decision,) = step([decision], [look], POLICY, family=1)
+        (decision,) = step([decision], [look], POLICY, family=family)
         if decision.decided:
             return decision.verdict is Verdict.REGRESSED
     return False
@@ -188,6 +193,70 @@ def spread_validity(reps: int, seed: int = 20261202) -> None:
                 print(f"| {sd} | {rate} | {k} | {estimated / reps:.2f} | "
                       f"{100 * alarms / cells:.2f}% | {100 * plain / cells:.2f}% |")  # fmt: skip
                 sys.stdout.flush()
+
+
+BENCH_FLAKY = (0.95, 0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.97)
+"""The bench suite's flaky pass/fail probes (``bench/_drift_model.py``); the first drifts."""
+
+
+def _young_suite(k: int, later: int, sd: float, rng: random.Random) -> dict[str, PooledPrompt]:
+    """The flaky probes' pools after ``k`` runs: the first push's 57 answers, then runs of
+    ``later``, each run at its own rate (logit sd ``sd``)."""
+    return {
+        str(i): PooledPrompt(k, {}, None, by_run={"p": tuple(
+            Counts(_binomial(n, _draw_rate(rate, sd, rng) if sd else rate, rng), n)
+            for n in [later] * (k - 1) + [57]
+        )})
+        for i, rate in enumerate(BENCH_FLAKY)
+    }  # fmt: skip
+
+
+def young_pool(reps: int, seed: int = 20261206) -> None:
+    """What asking a young pool's flaky prompts more answers per push would buy, at the bar of
+    the bench suite (100 comparisons, 2,000): any false alarm among its 10 flaky probes under a
+    spread of sd 1.0, widened by the pool's reading and by the true spread; and power against
+    0.95 -> 0.50 with no spread."""
+    family = 100
+    print(
+        f"\nA young pool, by the answers of its later runs ({reps} suites a cell, seeded): "
+        f"any of the bench suite's 10 flaky probes called regressed at the bar "
+        f"{family / POLICY.alpha:g}, no drift, logit sd 1.0; and 0.95 -> 0.50 caught, no spread."
+    )
+    print(
+        "\n| later runs | pooled runs | false alarm, sd 1.0 | …widened by the true spread "
+        "| 0.50 drop caught, no spread |"
+    )
+    print("|---|---|---|---|---|")
+    rng = random.Random(seed)
+    for later in (6, 20):
+        for k in (2, 3, 5):
+            alarms, known, caught = 0, 0, 0
+            for _ in range(reps):
+                pooled = _young_suite(k, later, 1.0, rng)
+                reading = Sequencer(pooled, POLICY).spread
+                today = {i: _draw_rate(BENCH_FLAKY[int(i)], 1.0, rng) for i in pooled}
+                alarms += any(
+                    [
+                        _spread_alarm(p.by_run["p"], reading.of((i, "p")), today[i], rng, family)
+                        for i, p in pooled.items()
+                    ]
+                )
+                known += any(
+                    [
+                        _spread_alarm(p.by_run["p"], 1.0, today[i], rng, family)
+                        for i, p in pooled.items()
+                    ]
+                )
+                pooled = _young_suite(k, later, 0.0, rng)
+                reading = Sequencer(pooled, POLICY).spread
+                caught += _spread_alarm(
+                    pooled["0"].by_run["p"], reading.of(("0", "p")), 0.5, rng, family
+                )
+            print(
+                f"| {later} | {k} | {100 * alarms / reps:.1f}% | {100 * known / reps:.1f}% "
+                f"| {100 * caught / reps:.1f}% |"
+            )
+            sys.stdout.flush()
 
 
 def derive(ms: Sequence[int], target: float = 0.93) -> None:
@@ -314,12 +383,14 @@ def main() -> None:
     rates = [0.5, 0.7, 0.9, 0.95, 1.0] if quick else [0.5 + 0.05 * i for i in range(11)]
     if "--spread" in sys.argv:
         spread_validity(int(_option("--reps", "40" if quick else "200")))
-    else:
+    elif "--young" not in sys.argv:
         validity(pools, rates)
     if "--building" in sys.argv:
         building()
     if "--first-spread" in sys.argv:
         first_spread(int(_option("--pairs", "20" if quick else "60")))
+    if "--young" in sys.argv:
+        young_pool(int(_option("--reps", "60" if quick else "300")))
     if "--derive" in sys.argv:
         derive([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000])
     print(f"\n({time.perf_counter() - started:.0f} s)")
