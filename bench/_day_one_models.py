@@ -80,8 +80,7 @@ def pass_rates(name: str) -> dict[str, float]:
     """The pass/fail probes' rates of a suite (continuous scores are left as they are)."""
     if name == "moderate":
         return {DRIFT_KEY: 0.95} | {f"moderate-{i}": 0.60 + 0.30 * i / 98 for i in range(99)}
-    flaky = [0.95, 0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.97]
-    return {f"flaky-{i}": r for i, r in enumerate(flaky)}
+    return {f"flaky-{i}": r for i, r in enumerate(dm.FLAKY_RATES)}
 
 
 def model(name: str, behaviour: dict[str, dm.Draw]) -> dm.Model:

@@ -51,6 +51,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import machine_note
+from bench._drift_model import FLAKY_RATES
 from promptcanary.core.sampling import power
 from promptcanary.core.sampling import sequential as seq
 from promptcanary.core.sampling.sequencer import PooledPrompt, Sequencer
@@ -195,10 +196,6 @@ def spread_validity(reps: int, seed: int = 20261202) -> None:
                 sys.stdout.flush()
 
 
-BENCH_FLAKY = (0.95, 0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.97)
-"""The bench suite's flaky pass/fail probes (``bench/_drift_model.py``); the first drifts."""
-
-
 def _young_suite(k: int, later: int, sd: float, rng: random.Random) -> dict[str, PooledPrompt]:
     """The flaky probes' pools after ``k`` runs: the first push's 57 answers, then runs of
     ``later``, each run at its own rate (logit sd ``sd``)."""
@@ -207,7 +204,7 @@ def _young_suite(k: int, later: int, sd: float, rng: random.Random) -> dict[str,
             Counts(_binomial(n, _draw_rate(rate, sd, rng) if sd else rate, rng), n)
             for n in [later] * (k - 1) + [57]
         )})
-        for i, rate in enumerate(BENCH_FLAKY)
+        for i, rate in enumerate(FLAKY_RATES)
     }  # fmt: skip
 
 
@@ -234,7 +231,7 @@ def young_pool(reps: int, seed: int = 20261206) -> None:
             for _ in range(reps):
                 pooled = _young_suite(k, later, 1.0, rng)
                 reading = Sequencer(pooled, POLICY).spread
-                today = {i: _draw_rate(BENCH_FLAKY[int(i)], 1.0, rng) for i in pooled}
+                today = {i: _draw_rate(FLAKY_RATES[int(i)], 1.0, rng) for i in pooled}
                 alarms += any(
                     [
                         _spread_alarm(p.by_run["p"], reading.of((i, "p")), today[i], rng, family)
