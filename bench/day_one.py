@@ -15,7 +15,8 @@ caught / reported "same" / inconclusive, the 0.75 drop caught, answers per promp
 pull request and of the push itself, and the first push's cost. Seeded: two runs print the same
 figures. Prints, never asserts.
 
-``--histories N`` (default 300 for the main table, 100 for the others), ``--quick`` (40 and 20),
+``--histories N`` (the main table, default 300), ``--others N`` (the other tables, default 100; the
+1,000-comparison table runs a quarter of it), ``--quick`` (40 and 20),
 ``--only default,moderate,wordings,large,spread-0.6,spread-1.0,decline`` picks tables (an unknown
 name is an error). Every history is independent; two worker processes share them (the
 machine's two cores).
@@ -23,6 +24,7 @@ machine's two cores).
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing
 import os
 import random
@@ -236,25 +238,28 @@ TABLES: dict[str, tuple[str, Scenario]] = {
 }
 
 
-def _arg(name: str, default: str) -> str:
-    if name in sys.argv:
-        return sys.argv[sys.argv.index(name) + 1]
-    return default
-
-
-def main(argv: Sequence[str] = ()) -> None:
-    quick = "--quick" in sys.argv
-    main_n = int(_arg("--histories", "40" if quick else "300"))
-    other_n = int(_arg("--others", "20" if quick else "100"))
-    only = _arg("--only", ",".join(TABLES)).split(",")
-    unknown = [name for name in only if name not in TABLES]
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="40 and 20 histories")
+    parser.add_argument("--histories", type=int, help="the main table's histories (300)")
+    parser.add_argument("--others", type=int, help="the other tables' histories (100)")
+    parser.add_argument("--only", default=",".join(TABLES), help="comma-separated table names")
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.only.split(",") if name not in TABLES]
     if unknown:
-        raise SystemExit(f"--only: no table {', '.join(unknown)}; the tables: {', '.join(TABLES)}")
+        parser.error(f"--only: no table {', '.join(unknown)}; the tables: {', '.join(TABLES)}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = _parse(argv)
+    main_n = args.histories or (40 if args.quick else 300)
+    other_n = args.others or (20 if args.quick else 100)
     started = time.perf_counter()
     print(machine_note())
     print(f"push options: {_PUSH_OPTIONS or 'none (this version has no top-up)'}")
     with multiprocessing.Pool(2) as pool:
-        for name in only:
+        for name in args.only.split(","):
             title, scenario = TABLES[name]
             n = main_n if name == "default" else other_n
             if name == "large":

@@ -22,6 +22,7 @@ runs of 6 or of 20) reads a variance as below 0.1: what larger promoted runs wou
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import random
@@ -163,14 +164,17 @@ def runner_table(histories: int, prs: int, sd: float = 1.0) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--only", choices=["estimator"], help="the estimator tables alone")
+    parser.add_argument("--histories", type=int, default=10)
+    parser.add_argument("--prs", type=int, default=6, help="no-drift pull requests a checkpoint")
+    args = parser.parse_args()
     print(machine_note())
     estimator_table()
     young_pool_table()
-    if "--only" in sys.argv and sys.argv[sys.argv.index("--only") + 1] == "estimator":
+    if args.only == "estimator":
         return
-    histories = int(day_one._arg("--histories", "10"))
-    prs = int(day_one._arg("--prs", "6"))
-    runner_table(histories, prs)
+    runner_table(args.histories, args.prs)
 
 
 if __name__ == "__main__":
