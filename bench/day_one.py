@@ -238,11 +238,18 @@ TABLES: dict[str, tuple[str, Scenario]] = {
 }
 
 
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: give at least 1")
+    return value
+
+
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="40 and 20 histories")
-    parser.add_argument("--histories", type=int, help="the main table's histories (300)")
-    parser.add_argument("--others", type=int, help="the other tables' histories (100)")
+    parser.add_argument("--histories", type=positive, help="the main table's histories (300)")
+    parser.add_argument("--others", type=positive, help="the other tables' histories (100)")
     parser.add_argument("--only", default=",".join(TABLES), help="comma-separated table names")
     args = parser.parse_args(argv)
     unknown = [name for name in args.only.split(",") if name not in TABLES]
@@ -253,8 +260,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = _parse(argv)
-    main_n = args.histories or (40 if args.quick else 300)
-    other_n = args.others or (20 if args.quick else 100)
+    main_n = args.histories if args.histories is not None else 40 if args.quick else 300
+    other_n = args.others if args.others is not None else 20 if args.quick else 100
     started = time.perf_counter()
     print(machine_note())
     print(f"push options: {_PUSH_OPTIONS or 'none (this version has no top-up)'}")

@@ -166,8 +166,10 @@ def runner_table(histories: int, prs: int, sd: float = 1.0) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--only", choices=["estimator"], help="the estimator tables alone")
-    parser.add_argument("--histories", type=int, default=10)
-    parser.add_argument("--prs", type=int, default=6, help="no-drift pull requests a checkpoint")
+    parser.add_argument("--histories", type=day_one.positive, default=10)
+    parser.add_argument(
+        "--prs", type=day_one.positive, default=6, help="no-drift pull requests a checkpoint"
+    )
     args = parser.parse_args()
     print(machine_note())
     estimator_table()
