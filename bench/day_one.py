@@ -41,6 +41,7 @@ from bench import _day_one_models as models
 from bench import _drift_model as dm
 from bench._common import machine_note
 from bench._drift_provider import SimProvider, sim_suite
+from promptcanary.cli_args import whole_number
 from promptcanary.core.comparator import compare
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftReport
 from promptcanary.core.run.options import RunOptions
@@ -239,34 +240,36 @@ TABLES: dict[str, tuple[str, Scenario]] = {
 
 
 def positive(text: str) -> int:
-    value = int(text)
+    value = whole_number(text)
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: give at least 1")
+        raise argparse.ArgumentTypeError(f"{text!r}: give at least 1")
     return value
 
 
-def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+def _tables(text: str) -> list[str]:
+    names = text.split(",")
+    unknown = [name for name in names if name not in TABLES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"no table {', '.join(unknown)}; the tables: {', '.join(TABLES)}"
+        )
+    return names
+
+
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="40 and 20 histories")
     parser.add_argument("--histories", type=positive, help="the main table's histories (300)")
     parser.add_argument("--others", type=positive, help="the other tables' histories (100)")
-    parser.add_argument("--only", default=",".join(TABLES), help="comma-separated table names")
+    parser.add_argument("--only", type=_tables, default=list(TABLES), help="comma-separated")
     args = parser.parse_args(argv)
-    unknown = [name for name in args.only.split(",") if name not in TABLES]
-    if unknown:
-        parser.error(f"--only: no table {', '.join(unknown)}; the tables: {', '.join(TABLES)}")
-    return args
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    args = _parse(argv)
     main_n = args.histories if args.histories is not None else 40 if args.quick else 300
     other_n = args.others if args.others is not None else 20 if args.quick else 100
     started = time.perf_counter()
     print(machine_note())
     print(f"push options: {_PUSH_OPTIONS or 'none (this version has no top-up)'}")
     with multiprocessing.Pool(2) as pool:
-        for name in args.only.split(","):
+        for name in args.only:
             title, scenario = TABLES[name]
             n = main_n if name == "default" else other_n
             if name == "large":
