@@ -6,6 +6,7 @@ They run from the repository root (``make bench`` or ``.venv/bin/python bench/<n
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -22,6 +23,18 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 _PAGE_KB = os.sysconf("SC_PAGE_SIZE") / 1024
+
+
+def positive(text: str) -> int:
+    """A command-line count of at least 1 (argparse ``type``): histories, runs, answers."""
+    # Deferred: the CLI's parser module imports the engine, which the benches that time their own
+    # imports (bench/startup.py) must not pay for here.
+    from promptcanary.cli_args import whole_number
+
+    value = whole_number(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give at least 1")
+    return value
 
 
 # ── memory ──────────────────────────────────────────────────────────────────

@@ -39,9 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import _day_one_models as models
 from bench import _drift_model as dm
-from bench._common import machine_note
+from bench._common import machine_note, positive
 from bench._drift_provider import SimProvider, sim_suite
-from promptcanary.cli_args import whole_number
 from promptcanary.core.comparator import compare
 from promptcanary.core.models import BaselineSnapshot, CanaryRunResult, DriftReport
 from promptcanary.core.run.options import RunOptions
@@ -237,13 +236,6 @@ TABLES: dict[str, tuple[str, Scenario]] = {
     "spread-1.0": ("run-to-run spread, logit sd 1.0, no drift", Scenario(sd=1.0)),
     "decline": ("slow decline", Scenario(decline=True)),
 }
-
-
-def positive(text: str) -> int:
-    value = whole_number(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give at least 1")
-    return value
 
 
 def _tables(text: str) -> list[str]:

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import _day_one_models as models
 from bench import day_one
-from bench._common import machine_note
+from bench._common import machine_note, positive
 from promptcanary.core.models import BaselineSnapshot
 from promptcanary.core.sampling import sequencer
 from promptcanary.core.sampling.pool import DEFAULT_POOL
@@ -166,9 +166,9 @@ def runner_table(histories: int, prs: int, sd: float = 1.0) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--only", choices=["estimator"], help="the estimator tables alone")
-    parser.add_argument("--histories", type=day_one.positive, default=10)
+    parser.add_argument("--histories", type=positive, default=10)
     parser.add_argument(
-        "--prs", type=day_one.positive, default=6, help="no-drift pull requests a checkpoint"
+        "--prs", type=positive, default=6, help="no-drift pull requests a checkpoint"
     )
     args = parser.parse_args()
     print(machine_note())

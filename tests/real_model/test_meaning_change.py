@@ -9,16 +9,19 @@ applies. The new prompt has the model recommend another product; a pull request 
 change of meaning on the prompt whose answers follow it.
 
 What is asserted, and why only that: the change is reported *changed* on at least one of the
-two prompts, and on neither is it *same*. Which prompt varies from run to run: of the base
-model's answers a third are empty and a third echo the question whatever the system prompt, so
-each prompt's shift depends on how many of its sampled answers name the product. With a pool of
-3 pushes and ``max-samples`` 32: which-product *changed* (shift 0.092) / what-to-recommend
-*inconclusive* (0.069) on one run, both *inconclusive* on the next (0.088 with an e-value of 52
-under the family's bar of 80, and 0.070). With 4 pushes (64 vectors) and ``max-samples`` 42, as
-here: both *changed* (0.065, 0.097) on one run; which-product *inconclusive* (0.052) and
-what-to-recommend *changed* on the next two (0.156, 0.116). No run called a prompt *same*. Two earlier
-designs came out *same* on both prompts (a system prompt naming the product once, and the default
-``min_shift``): see ``_sales``, ``MIN_SHIFT`` and ``CHANGED_INPUTS``.
+two prompts, and on neither is it *same*. Which prompt varies from run to run: many of the base
+model's answers are empty or echo the question whatever the system prompt, so each prompt's shift
+depends on how many of its sampled answers name the product (over 300 recorded answers a side:
+0.09 on which-product, 0.06 on new-customer). The answers themselves depend on where the shared
+server is in its seed chain (the tests before this one) and on the order concurrent requests
+reach it, so one run of this test is one draw. ``bench/meaning_change_power.py`` measures the
+chance the draw comes out right: it records the model's answers under both system prompts and
+replays this module's design (``BASELINE_PUSHES``, ``BUILD_SAMPLES``, ``CHANGED_INPUTS``,
+``MIN_SHIFT``, the suite) through the real runner, promotion and comparison. With this design the
+assertion held in 99.5% of 1,000 replays (each prompt *changed* in 94-98%, *same* in none). The
+design before it (four pushes, ``max-samples`` 42, ``min_shift`` 0.02, "What do you recommend
+for me?" as the second prompt) held in about 85% of an early version of those replays, and failed
+once in CI.
 """
 
 from __future__ import annotations
@@ -45,24 +48,25 @@ from tests.real_model.conftest import (
 
 pytestmark = [pytest.mark.real_model]
 
-BASELINE_PUSHES = 4
-#: Answers per prompt each building push asks: four pushes pool 64 vectors a prompt, of which
-#: two thirds (42) can be paired with today's answers (a third is held out).
+BASELINE_PUSHES = 5
+#: Answers per prompt each building push asks: five pushes pool 80 vectors a prompt, of which
+#: two thirds (53) can be paired with today's answers (a third is held out).
 BUILD_SAMPLES = "16"
 QUIET = {"comment": "off", "check-run": "false", "fail-on": "never"}
 #: The changed run may ask enough answers for the evidence to reach the bar.
-#: ``min-samples`` 16: a third of the base model's answers are empty and a third echo the
-#: question, whatever the system prompt; five answers (the default's first look) can show no
+#: ``min-samples`` 16: many of the base model's answers are empty or echo the question,
+#: whatever the system prompt; five answers (the default's first look) can show no
 #: shift at all and end *same* (seen: shift estimates of -0.01 and -0.09 at five answers).
-CHANGED_INPUTS = {**QUIET, "min-samples": "16", "max-samples": "42"}
-#: The base model dilutes any change: whatever the system prompt, about a third of its answers
-#: are empty and a third echo the question, so a change in what the rest say moves the centroid
+CHANGED_INPUTS = {**QUIET, "min-samples": "16", "max-samples": "64"}
+#: The base model dilutes any change: whatever the system prompt, many of its answers are
+#: empty or echo the question, so a change in what the rest say moves the centroid
 #: little (measured shift 0.06 on which-product, between the default min_shift 0.05 and its
 #: margin 0.1, where the comparison calls it *same*: a large change ruled out). This suite
-#: counts smaller changes: min_shift 0.02, margin 0.04.
-MIN_SHIFT = 0.02
+#: counts smaller changes: min_shift 0.01, margin 0.02. At min_shift 0.02 (margin 0.04, about
+#: half the true shift) early replays called a prompt *same* in 2-4% of runs.
+MIN_SHIFT = 0.01
 BY_NAME = "which-product"
-LOOSE = "what-to-recommend"
+NEW_CUSTOMER = "new-customer"
 
 
 def _sales(shop: str, product: str) -> str:
@@ -92,9 +96,9 @@ prompts:
   - id: {BY_NAME}
     tags: [sales]
     text: Which product should I buy from you?
-  - id: {LOOSE}
+  - id: {NEW_CUSTOMER}
     tags: [sales]
-    text: What do you recommend for me?
+    text: Hi! I am a new customer. What should I get?
 """
 
 
@@ -194,7 +198,7 @@ def test_a_system_prompt_that_changes_the_product_is_a_change_of_meaning(
     )
     for pid, answers in sample_answers(result).items():
         print(f"  {pid}, today: " + " | ".join(repr(a[:60]) for a in answers))
-    assert set(rows) == {BY_NAME, LOOSE}, result.log
+    assert set(rows) == {BY_NAME, NEW_CUSTOMER}, result.log
     assert "same" not in verdicts.values(), result.log
     changed = [pid for pid, verdict in verdicts.items() if verdict == "changed"]
     assert changed, result.log

@@ -1,0 +1,285 @@
+"""How often the real-model meaning test holds: its design, replayed many times on real answers.
+
+``tests/real_model/test_meaning_change.py`` builds a pool of Gemma 3 270M's sales answers over a
+few promoted pushes, changes the deployed system prompt behind the suite, and asserts that a pull
+request calls at least one prompt *changed* and none *same*. One run of that test is one draw;
+this bench measures the chance the draw comes out right, so the test's design is chosen on a
+figure and not on the runs that happened to pass.
+
+1. **Recording** (the slow part, one request at a time): ``--answers`` answers per prompt from the
+   local llama.cpp server under the suite's system prompt, and as many under the changed one, each
+   embedded by all-MiniLM-L6-v2 beside it. Both through the real ``LiteLLMProvider`` and the
+   suite's own ``semantic_drift:`` service (``CanarySuite.arun`` with a fixed ``samples``).
+2. **Replay** (seconds): ``--replays`` histories, each drawing answers without replacement from
+   the recordings in its own seeded order. ``BASELINE_PUSHES`` push runs (``baseline-samples``,
+   promoted) under the first system prompt, then the pull request's run under the changed one
+   with the test's ``min-samples``/``max-samples``, through the real runner, ``promote`` and
+   ``compare``. Answers replay their recorded vectors (an embedding is a function of the text).
+
+Prints the shift of each prompt over all recorded answers, each prompt's verdicts over the
+replays, and the share of replays in which the test's assertion holds. Replays share one finite
+recording, so they estimate the chance for answers like these; more ``--answers`` narrow that.
+Needs the optional model set (``make model-install``); skipped with that instruction without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import machine_note, positive, print_table
+from promptcanary.core.comparator import compare
+from promptcanary.core.models import (
+    BaselineSnapshot,
+    CanaryPrompt,
+    CanaryRunResult,
+    LLMResponse,
+    ProviderConfig,
+)
+from promptcanary.core.run.embedder import EmbeddingService
+from promptcanary.core.run.meaning import embedded_text
+from promptcanary.core.run.options import RunOptions
+from promptcanary.core.run.provider import BaseLLMProvider
+from promptcanary.core.run.runner import run_suite
+from promptcanary.core.sampling.pool import promote
+from promptcanary.core.sampling.semantic import shift
+from promptcanary.core.suite import CanarySuite
+from promptcanary.core.vectors import decode
+from promptcanary.providers.litellm import LiteLLMProvider
+from scripts import local_model
+from tests.fakes.embedder_fake import FakeEmbedder, hashed_vector
+from tests.real_model import test_meaning_change as design
+from tests.real_model.conftest import MODEL, semantic_drift
+
+SEED = 20261207
+NEEDED = max(
+    design.BASELINE_PUSHES * int(design.BUILD_SAMPLES), int(design.CHANGED_INPUTS["max-samples"])
+)
+"""The most answers of one side a replay can draw for a prompt."""
+Recording = dict[str, list[LLMResponse]]
+"""Prompt id → its recorded answers, each with its vector."""
+
+
+def _suite_text(system: str, embedding: local_model.LocalServer) -> str:
+    """The test's suite; ``system`` in place of its system prompt (what the test's proxy does)."""
+    text = design.SUITE.replace(design.SYSTEM, system)
+    return text + semantic_drift(embedding, "sales", design.MIN_SHIFT)
+
+
+def _load_suite(text: str) -> CanarySuite:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "canary.yaml"
+        path.write_text(text, encoding="utf-8")
+        return CanarySuite.from_yaml(path)
+
+
+async def record(answers: int) -> tuple[str, Recording, Recording]:
+    """``answers`` answers a prompt under each system prompt, from the real servers; the suite's
+    text is the changed one's (the replay answers every run from the recordings)."""
+    with local_model.start() as chat, local_model.start(embedding=True) as embedding:
+        provider = LiteLLMProvider(MODEL, api_base=chat.api_base)
+        recordings = []
+        for system in (design.SYSTEM, design.CHANGED_SYSTEM):
+            text = _suite_text(system, embedding)
+            run = await _load_suite(text).arun(
+                provider, samples=answers, concurrency=1, timeout=300, max_retries=1,
+                show_progress=False,
+            )  # fmt: skip
+            recordings.append(_by_prompt(run))
+    return text, recordings[0], recordings[1]
+
+
+def save(path: Path, text: str, before: Recording, after: Recording) -> None:
+    document = {
+        "suite": text,
+        **{side: [r.model_dump(mode="json") for rs in recording.values() for r in rs]
+           for side, recording in (("before", before), ("after", after))},
+    }  # fmt: skip
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
+def load(path: Path) -> tuple[str, Recording, Recording]:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    runs = [
+        _by_prompt_of([LLMResponse.model_validate(r) for r in document[side]])
+        for side in ("before", "after")
+    ]
+    return document["suite"], runs[0], runs[1]
+
+
+def _by_prompt(run: CanaryRunResult) -> Recording:
+    return _by_prompt_of(run.llm_responses)
+
+
+def _by_prompt_of(responses: Sequence[LLMResponse]) -> Recording:
+    out: Recording = {}
+    for response in responses:
+        if response.errored or response.embedding is None:
+            raise SystemExit(f"recording: an answer of {response.prompt_id} has no vector")
+        out.setdefault(response.prompt_id, []).append(response)
+    return out
+
+
+class Replay(BaseLLMProvider):
+    """Answers each prompt from its own shuffled stack of recorded answers."""
+
+    def __init__(self, stacks: Mapping[str, list[str]]) -> None:
+        super().__init__(ProviderConfig(model_id=MODEL, seed=None))
+        self.stacks = stacks
+
+    def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:
+        stack = self.stacks[prompt.id]
+        if not stack:
+            raise SystemExit(f"replay: {prompt.id} ran out of recorded answers (raise --answers)")
+        return LLMResponse(
+            prompt_id=prompt.id, provider_model_id=MODEL, content=stack.pop(),
+            total_tokens=10,
+        )  # fmt: skip
+
+    async def acomplete(
+        self,
+        prompt: CanaryPrompt,
+        *,
+        system_prompt: str | None = None,
+        sample: int = 0,
+        timeout: float | None = None,
+    ) -> LLMResponse:
+        return self.complete(prompt).model_copy(update={"sample": sample})
+
+
+def _stacks(recording: Recording, rng: random.Random) -> dict[str, list[str]]:
+    out = {}
+    for pid, responses in recording.items():
+        texts = [r.content for r in responses]
+        rng.shuffle(texts)
+        out[pid] = texts
+    return out
+
+
+def _options(inputs: Mapping[str, str], **more: object) -> RunOptions:
+    counts = {k.replace("-", "_"): int(v) for k, v in inputs.items() if k.endswith("samples")}
+    return RunOptions(samples="auto", show_progress=False, **counts, **more)  # type: ignore[arg-type]
+
+
+async def replay(
+    suite: CanarySuite, before: Recording, after: Recording, replays: int
+) -> list[dict[str, str]]:
+    """The verdict of each prompt's meaning comparison, one mapping per replayed history."""
+    vectors = {
+        embedded_text(r): decode(r.embedding or "")
+        for recording in (before, after)
+        for responses in recording.values()
+        for r in responses
+    }
+    embedder = FakeEmbedder(
+        vector_of=lambda text: vectors.get(text) or hashed_vector(text, 384), dimension=384
+    )
+    services = [EmbeddingService(embedder)]
+    build = _options({"baseline-samples": design.BUILD_SAMPLES}, top_up=True)
+    changed = _options(design.CHANGED_INPUTS)
+    verdicts = []
+    for index in range(replays):
+        rng = random.Random(SEED * 1000 + index)
+        pushes, pull = Replay(_stacks(before, rng)), Replay(_stacks(after, rng))
+        snapshot: BaselineSnapshot | None = None
+        for _ in range(design.BASELINE_PUSHES):
+            run = await run_suite(suite, pushes, build, baseline=snapshot, services=services)
+            snapshot = promote(run, snapshot)
+        assert snapshot is not None
+        run = await run_suite(suite, pull, changed, baseline=snapshot, services=services)
+        report = compare(snapshot, run)
+        verdicts.append({c.prompt_id: c.verdict for c in report.comparisons
+                         if c.probe_key == "semantic"})  # fmt: skip
+    return verdicts
+
+
+def holds(verdicts: Mapping[str, str]) -> bool:
+    """The test's assertion: some prompt *changed*, none *same*."""
+    return "changed" in verdicts.values() and "same" not in verdicts.values()
+
+
+def shift_rows(before: Recording, after: Recording) -> list[list[object]]:
+    rows: list[list[object]] = []
+    for pid in sorted(before):
+        old = [decode(r.embedding or "") for r in before[pid]]
+        new = [decode(r.embedding or "") for r in after[pid]]
+        empty = sum(not r.content.strip() for r in after[pid]) / len(after[pid])
+        rows.append([pid, len(old), len(new), f"{shift(old, new).estimate:.3f}", empty])
+    return rows
+
+
+def verdict_rows(verdicts: Sequence[Mapping[str, str]]) -> list[list[object]]:
+    rows: list[list[object]] = []
+    for pid in sorted({pid for v in verdicts for pid in v}):
+        counts = Counter(v.get(pid, "missing") for v in verdicts)
+        shares = [counts[k] / len(verdicts) for k in ("changed", "inconclusive", "same")]
+        rows.append([pid, *shares])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--answers", type=positive, default=300, help="recorded per prompt and side"
+    )
+    parser.add_argument("--replays", type=positive, default=1000)
+    parser.add_argument(
+        "--recording",
+        type=Path,
+        help="save the recording here; when the file exists, replay it without the servers",
+    )
+    args = parser.parse_args()
+    if args.answers < NEEDED:
+        parser.error(
+            f"--answers {args.answers}: one replay draws up to {NEEDED}; give at least that"
+        )
+    started = time.monotonic()
+    if args.recording is not None and args.recording.exists():
+        text, before, after = load(args.recording)
+        print(machine_note(), f"\nreplaying {args.recording}", sep="\n")
+    elif not local_model.is_installed():
+        print("meaning_change_power: skipped, the local model is not installed: make model-install")
+        return
+    else:
+        print(machine_note())
+        text, before, after = asyncio.run(record(args.answers))
+        if args.recording is not None:
+            save(args.recording, text, before, after)
+    answers = min(len(rs) for recording in (before, after) for rs in recording.values())
+    if answers < NEEDED:
+        raise SystemExit(f"{args.recording}: {answers} answers a prompt; one replay draws {NEEDED}")
+    recorded = time.monotonic() - started
+    verdicts = asyncio.run(replay(_load_suite(text), before, after, args.replays))
+    print(f"\n{answers} answers a prompt and side in {recorded:.0f} s; "
+          f"{args.replays} replays in {time.monotonic() - started - recorded:.0f} s")  # fmt: skip
+    print_table(
+        "shift over every recorded answer (½‖μ_after − μ_before‖², unbiased)",
+        ["prompt", "answers before", "answers after", "shift", "empty after"],
+        shift_rows(before, after),
+    )
+    print_table(
+        f"meaning verdicts over {args.replays} replays of the test's design "
+        f"({design.BASELINE_PUSHES} pushes × {design.BUILD_SAMPLES}, "
+        f"max-samples {design.CHANGED_INPUTS['max-samples']}, min_shift {design.MIN_SHIFT})",
+        ["prompt", "changed", "inconclusive", "same"],
+        verdict_rows(verdicts),
+    )
+    held = sum(holds(v) for v in verdicts)
+    print(f"\nthe test's assertion holds in {held / len(verdicts):.1%} of replays ({held} of "
+          f"{len(verdicts)})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
