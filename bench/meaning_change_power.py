@@ -10,15 +10,20 @@ figure and not on the runs that happened to pass.
    local llama.cpp server under the suite's system prompt, and as many under the changed one, each
    embedded by all-MiniLM-L6-v2 beside it. Both through the real ``LiteLLMProvider`` and the
    suite's own ``semantic_drift:`` service (``CanarySuite.arun`` with a fixed ``samples``).
-2. **Replay** (seconds): ``--replays`` histories, each drawing answers without replacement from
-   the recordings in its own seeded order. ``BASELINE_PUSHES`` push runs (``baseline-samples``,
-   promoted) under the first system prompt, then the pull request's run under the changed one
-   with the test's ``min-samples``/``max-samples``, through the real runner, ``promote`` and
-   ``compare``. Answers replay their recorded vectors (an embedding is a function of the text).
+2. **Replay** (about half a second each): ``--replays`` histories, each drawing answers without
+   replacement from the recordings in its own seeded order (a prompt that has drawn all its answers
+   starts a new shuffle; the count of such histories is printed). ``BASELINE_PUSHES`` push runs
+   (``baseline-samples``, promoted) under the first system prompt, then the pull request's run
+   under the changed one with the test's ``min-samples``/``max-samples``, through the real runner,
+   ``promote`` and ``compare``. Answers replay their recorded vectors (an embedding is a function
+   of the text).
 
 Prints the shift of each prompt over all recorded answers, each prompt's verdicts over the
 replays, and the share of replays in which the test's assertion holds. Replays share one finite
-recording, so they estimate the chance for answers like these; more ``--answers`` narrow that.
+recording, so they estimate the chance for answers like these. A fresh server walks the same seed
+chain, so the same ``--server-seed`` records the same answers: an independent estimate needs
+another seed. Replays of one recording still differ between executions: the meaning comparison
+pairs answers in an order seeded by the newest pooled run's id, a random UUID.
 Needs the optional model set (``make model-install``); skipped with that instruction without it.
 """
 
@@ -67,7 +72,8 @@ SEED = 20261207
 NEEDED = max(
     design.BASELINE_PUSHES * int(design.BUILD_SAMPLES), int(design.CHANGED_INPUTS["max-samples"])
 )
-"""The most answers of one side a replay can draw for a prompt."""
+"""The fewest answers of one side a replay draws for a prompt (pushes sampled against the pool
+may ask more than ``baseline-samples``)."""
 Recording = dict[str, list[LLMResponse]]
 """Prompt id → its recorded answers, each with its vector."""
 
@@ -85,10 +91,11 @@ def _load_suite(text: str) -> CanarySuite:
         return CanarySuite.from_yaml(path)
 
 
-async def record(answers: int) -> tuple[str, Recording, Recording]:
-    """``answers`` answers a prompt under each system prompt, from the real servers; the suite's
-    text is the changed one's (the replay answers every run from the recordings)."""
-    with local_model.start() as chat, local_model.start(embedding=True) as embedding:
+async def record(answers: int, seed: int) -> tuple[str, Recording, Recording]:
+    """``answers`` answers a prompt under each system prompt, from the real servers (the chat
+    server's seed chain starting at ``seed``); the suite's text is the changed one's (the replay
+    answers every run from the recordings)."""
+    with local_model.start(seed=seed) as chat, local_model.start(embedding=True) as embedding:
         provider = LiteLLMProvider(MODEL, api_base=chat.api_base)
         recordings = []
         for system in (design.SYSTEM, design.CHANGED_SYSTEM):
@@ -133,18 +140,29 @@ def _by_prompt_of(responses: Sequence[LLMResponse]) -> Recording:
 
 
 class Replay(BaseLLMProvider):
-    """Answers each prompt from its own shuffled stack of recorded answers."""
+    """Answers each prompt from its recorded answers, drawn without replacement in a seeded order;
+    a prompt that has drawn them all starts a new shuffle (``reused`` counts it)."""
 
-    def __init__(self, stacks: Mapping[str, list[str]]) -> None:
+    def __init__(self, recording: Recording, rng: random.Random) -> None:
         super().__init__(ProviderConfig(model_id=MODEL, seed=None))
-        self.stacks = stacks
+        self.texts = {pid: [r.content for r in rs] for pid, rs in recording.items()}
+        self.rng = rng
+        self.stacks: dict[str, list[str]] = {pid: [] for pid in self.texts}
+        self.reused = 0
+        for pid in self.texts:
+            self._shuffle(pid)
+
+    def _shuffle(self, pid: str) -> None:
+        stack = list(self.texts[pid])
+        self.rng.shuffle(stack)
+        self.stacks[pid] = stack
 
     def complete(self, prompt: CanaryPrompt, *, system_prompt: str | None = None) -> LLMResponse:
-        stack = self.stacks[prompt.id]
-        if not stack:
-            raise SystemExit(f"replay: {prompt.id} ran out of recorded answers (raise --answers)")
+        if not self.stacks[prompt.id]:
+            self.reused += 1
+            self._shuffle(prompt.id)
         return LLMResponse(
-            prompt_id=prompt.id, provider_model_id=MODEL, content=stack.pop(),
+            prompt_id=prompt.id, provider_model_id=MODEL, content=self.stacks[prompt.id].pop(),
             total_tokens=10,
         )  # fmt: skip
 
@@ -159,15 +177,6 @@ class Replay(BaseLLMProvider):
         return self.complete(prompt).model_copy(update={"sample": sample})
 
 
-def _stacks(recording: Recording, rng: random.Random) -> dict[str, list[str]]:
-    out = {}
-    for pid, responses in recording.items():
-        texts = [r.content for r in responses]
-        rng.shuffle(texts)
-        out[pid] = texts
-    return out
-
-
 def _options(inputs: Mapping[str, str], **more: object) -> RunOptions:
     counts = {k.replace("-", "_"): int(v) for k, v in inputs.items() if k.endswith("samples")}
     return RunOptions(samples="auto", show_progress=False, **counts, **more)  # type: ignore[arg-type]
@@ -175,8 +184,9 @@ def _options(inputs: Mapping[str, str], **more: object) -> RunOptions:
 
 async def replay(
     suite: CanarySuite, before: Recording, after: Recording, replays: int
-) -> list[dict[str, str]]:
-    """The verdict of each prompt's meaning comparison, one mapping per replayed history."""
+) -> tuple[list[dict[str, str]], int]:
+    """The verdict of each prompt's meaning comparison, one mapping per replayed history, and
+    how many histories drew some prompt's recorded answers more than once."""
     vectors = {
         embedded_text(r): decode(r.embedding or "")
         for recording in (before, after)
@@ -189,10 +199,10 @@ async def replay(
     services = [EmbeddingService(embedder)]
     build = _options({"baseline-samples": design.BUILD_SAMPLES}, top_up=True)
     changed = _options(design.CHANGED_INPUTS)
-    verdicts = []
+    verdicts, reused = [], 0
     for index in range(replays):
         rng = random.Random(SEED * 1000 + index)
-        pushes, pull = Replay(_stacks(before, rng)), Replay(_stacks(after, rng))
+        pushes, pull = Replay(before, rng), Replay(after, rng)
         snapshot: BaselineSnapshot | None = None
         for _ in range(design.BASELINE_PUSHES):
             run = await run_suite(suite, pushes, build, baseline=snapshot, services=services)
@@ -202,7 +212,8 @@ async def replay(
         report = compare(snapshot, run)
         verdicts.append({c.prompt_id: c.verdict for c in report.comparisons
                          if c.probe_key == "semantic"})  # fmt: skip
-    return verdicts
+        reused += bool(pushes.reused or pull.reused)
+    return verdicts, reused
 
 
 def holds(verdicts: Mapping[str, str]) -> bool:
@@ -224,7 +235,7 @@ def verdict_rows(verdicts: Sequence[Mapping[str, str]]) -> list[list[object]]:
     rows: list[list[object]] = []
     for pid in sorted({pid for v in verdicts for pid in v}):
         counts = Counter(v.get(pid, "missing") for v in verdicts)
-        shares = [counts[k] / len(verdicts) for k in ("changed", "inconclusive", "same")]
+        shares = [f"{counts[k] / len(verdicts):.1%}" for k in ("changed", "inconclusive", "same")]
         rows.append([pid, *shares])
     return rows
 
@@ -240,11 +251,15 @@ def main() -> None:
         type=Path,
         help="save the recording here; when the file exists, replay it without the servers",
     )
+    parser.add_argument(
+        "--server-seed",
+        type=int,
+        default=local_model.DEFAULT_SEED,
+        help="the chat server's seed: a fresh server with the same seed records the same answers",
+    )
     args = parser.parse_args()
     if args.answers < NEEDED:
-        parser.error(
-            f"--answers {args.answers}: one replay draws up to {NEEDED}; give at least that"
-        )
+        parser.error(f"--answers {args.answers}: one replay draws at least {NEEDED}")
     started = time.monotonic()
     if args.recording is not None and args.recording.exists():
         text, before, after = load(args.recording)
@@ -254,14 +269,14 @@ def main() -> None:
         return
     else:
         print(machine_note())
-        text, before, after = asyncio.run(record(args.answers))
+        text, before, after = asyncio.run(record(args.answers, args.server_seed))
         if args.recording is not None:
             save(args.recording, text, before, after)
     answers = min(len(rs) for recording in (before, after) for rs in recording.values())
     if answers < NEEDED:
-        raise SystemExit(f"{args.recording}: {answers} answers a prompt; one replay draws {NEEDED}")
+        raise SystemExit(f"{args.recording}: {answers} answers a prompt; a replay draws {NEEDED}+")
     recorded = time.monotonic() - started
-    verdicts = asyncio.run(replay(_load_suite(text), before, after, args.replays))
+    verdicts, reused = asyncio.run(replay(_load_suite(text), before, after, args.replays))
     print(f"\n{answers} answers a prompt and side in {recorded:.0f} s; "
           f"{args.replays} replays in {time.monotonic() - started - recorded:.0f} s")  # fmt: skip
     print_table(
@@ -278,7 +293,7 @@ def main() -> None:
     )
     held = sum(holds(v) for v in verdicts)
     print(f"\nthe test's assertion holds in {held / len(verdicts):.1%} of replays ({held} of "
-          f"{len(verdicts)})")  # fmt: skip
+          f"{len(verdicts)}); {reused} drew some prompt's answers more than once")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -18,10 +18,11 @@ reach it, so one run of this test is one draw. ``bench/meaning_change_power.py``
 chance the draw comes out right: it records the model's answers under both system prompts and
 replays this module's design (``BASELINE_PUSHES``, ``BUILD_SAMPLES``, ``CHANGED_INPUTS``,
 ``MIN_SHIFT``, the suite) through the real runner, promotion and comparison. With this design the
-assertion held in 99.5% of 1,000 replays (each prompt *changed* in 94-98%, *same* in none). The
-design before it (four pushes, ``max-samples`` 42, ``min_shift`` 0.02, "What do you recommend
-for me?" as the second prompt) held in about 85% of an early version of those replays, and failed
-once in CI.
+assertion held in 1,000 of 1,000 and 996 of 1,000 replays of two recordings (server seeds
+20240601 and 7; new-customer *changed* in 97-98%, which-product in 100%); with five pushes in
+995, 999 (the first recording twice) and 997. The design before (four pushes, ``max-samples``
+42, ``min_shift`` 0.02, "What do you recommend for me?" as the second prompt) held in about 85% of
+an early version of those replays, and failed once in CI.
 """
 
 from __future__ import annotations
@@ -48,9 +49,10 @@ from tests.real_model.conftest import (
 
 pytestmark = [pytest.mark.real_model]
 
-BASELINE_PUSHES = 5
-#: Answers per prompt each building push asks: five pushes pool 80 vectors a prompt, of which
-#: two thirds (53) can be paired with today's answers (a third is held out).
+BASELINE_PUSHES = 6
+#: Answers per prompt each building push asks: six pushes pool 96 vectors a prompt, of which
+#: two thirds (64, the changed run's ``max-samples``) can be paired with today's answers (a third
+#: is held out).
 BUILD_SAMPLES = "16"
 QUIET = {"comment": "off", "check-run": "false", "fail-on": "never"}
 #: The changed run may ask enough answers for the evidence to reach the bar.
