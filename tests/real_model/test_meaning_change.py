@@ -18,9 +18,11 @@ reach it, so one run of this test is one draw. ``bench/meaning_change_power.py``
 chance the draw comes out right: it records the model's answers under both system prompts and
 replays this module's design (``BASELINE_PUSHES``, ``BUILD_SAMPLES``, ``CHANGED_INPUTS``,
 ``MIN_SHIFT``, the suite) through the real runner, promotion and comparison. With this design the
-assertion held in 1,000 of 1,000 and 996 of 1,000 replays of two recordings (server seeds
-20240601 and 7; new-customer *changed* in 97-98%, which-product in 100%); with five pushes in
-995, 999 (the first recording twice) and 997. The design before (four pushes, ``max-samples``
+assertion held in 400 of 400 replays of a recording with server seed 7 (new-customer *changed*
+in 98.5%, which-product in 100%). With ``min-samples`` 16 it held in 1,000 of 1,000 and 996 of
+1,000 replays of two recordings (seeds 20240601 and 7; 397 of 400 on a rerun of seed 7, the
+misses new-customer called *same*); with five pushes and 16 in 995, 999 (the first recording
+twice) and 997. The design before (four pushes, ``max-samples``
 42, ``min_shift`` 0.02, "What do you recommend for me?" as the second prompt) held in about 85% of
 an early version of those replays, and failed once in CI.
 """
@@ -56,10 +58,11 @@ BASELINE_PUSHES = 6
 BUILD_SAMPLES = "16"
 QUIET = {"comment": "off", "check-run": "false", "fail-on": "never"}
 #: The changed run may ask enough answers for the evidence to reach the bar.
-#: ``min-samples`` 16: many of the base model's answers are empty or echo the question,
+#: ``min-samples`` 24: many of the base model's answers are empty or echo the question,
 #: whatever the system prompt; five answers (the default's first look) can show no
-#: shift at all and end *same* (seen: shift estimates of -0.01 and -0.09 at five answers).
-CHANGED_INPUTS = {**QUIET, "min-samples": "16", "max-samples": "64"}
+#: shift at all and end *same* (seen: shift estimates of -0.01 and -0.09 at five answers), and
+#: at 16 the replays still called new-customer *same* in 0.8% (400 replays, seed 7; 0 at 24).
+CHANGED_INPUTS = {**QUIET, "min-samples": "24", "max-samples": "64"}
 #: The base model dilutes any change: whatever the system prompt, many of its answers are
 #: empty or echo the question, so a change in what the rest say moves the centroid
 #: little (measured shift 0.06 on which-product, between the default min_shift 0.05 and its
