@@ -34,6 +34,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import sys
 import tempfile
 import time
@@ -118,12 +119,18 @@ def save(path: Path, text: str, before: Recording, after: Recording) -> None:
 
 
 def load(path: Path) -> tuple[str, Recording, Recording]:
+    """A saved recording, and its suite with the test module's ``min_shift`` of today: the answers
+    stay valid while the suite's prompts and system prompts do, whatever the design asks of them."""
     document = json.loads(path.read_text(encoding="utf-8"))
+    text = document["suite"]
+    if not text.startswith(design.SUITE.replace(design.SYSTEM, design.CHANGED_SYSTEM)):
+        raise SystemExit(f"{path} was recorded for another suite: record it again")
+    text = re.sub(r"(?m)^(\s*min_shift:).*$", rf"\g<1> {design.MIN_SHIFT}", text)
     runs = [
         _by_prompt_of([LLMResponse.model_validate(r) for r in document[side]])
         for side in ("before", "after")
     ]
-    return document["suite"], runs[0], runs[1]
+    return text, runs[0], runs[1]
 
 
 def _by_prompt(run: CanaryRunResult) -> Recording:
