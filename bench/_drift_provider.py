@@ -15,8 +15,8 @@ from typing import ClassVar
 from bench._drift_model import Model
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProbeResult, ProviderConfig
 from promptcanary.core.probes.base import BaseProbe
-from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.suite import CanarySuite
+from tests.fakes.in_loop import InLoopProvider
 
 _SCORE = re.compile(r"SCORE (\d\.\d\d)")
 PASS_AT = 0.6
@@ -33,7 +33,7 @@ class SimScoreProbe(BaseProbe):
         return self._make_result(prompt.id, passed=score >= PASS_AT, score=score)
 
 
-class SimProvider(BaseLLMProvider):
+class SimProvider(InLoopProvider):
     """Answers from a :class:`Model`, drawing from one seeded generator (no network, no sleep)."""
 
     def __init__(self, model: Model, rng: random.Random) -> None:
@@ -48,19 +48,6 @@ class SimProvider(BaseLLMProvider):
             provider_model_id=self.config.model_id,
             content=f"SCORE {score:.2f} #{text}",
             total_tokens=12,
-        )
-
-    async def acomplete(
-        self,
-        prompt: CanaryPrompt,
-        *,
-        system_prompt: str | None = None,
-        sample: int = 0,
-        timeout: float | None = None,
-    ) -> LLMResponse:
-        # No thread hop: the answer is computed, not fetched.
-        return self.complete(prompt, system_prompt=system_prompt).model_copy(
-            update={"sample": sample}
         )
 
 

@@ -43,11 +43,11 @@ from promptcanary.core.config.schema import suite_from_text
 from promptcanary.core.models import BaselineSnapshot, CanaryPrompt, LLMResponse, ProviderConfig
 from promptcanary.core.run.judge import JudgeService
 from promptcanary.core.run.options import RunOptions
-from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.runner import run_suite
 from promptcanary.core.sampling.pool import DEFAULT_POOL
 from promptcanary.core.spec import SuiteSpec
 from promptcanary.core.verdict.evaluate import Evaluation, EvaluationPolicy, evaluate
+from tests.fakes.in_loop import InLoopProvider
 from tests.fakes.judge_server import JudgeFactory, JudgePolicy, JudgeProvider
 
 RUNS = int(os.environ.get("JUDGE_DRIFT_RUNS", "200"))
@@ -71,7 +71,7 @@ prompts:
 POLICY = EvaluationPolicy(promotion="if_clean")
 
 
-class SimModel(BaseLLMProvider):
+class SimModel(InLoopProvider):
     """Distinct answers, good with a per-prompt probability."""
 
     def __init__(self, rates: dict[str, float], rng: random.Random) -> None:
@@ -82,16 +82,6 @@ class SimModel(BaseLLMProvider):
         good = self.rng.random() < self.rates.get(prompt.id, GOOD_RATE)
         text = f"{'a good' if good else 'a poor'} answer #{self.rng.getrandbits(48):x}"
         return LLMResponse(prompt_id=prompt.id, provider_model_id="sim/model", content=text)
-
-    async def acomplete(
-        self,
-        prompt: CanaryPrompt,
-        *,
-        system_prompt: str | None = None,
-        sample: int = 0,
-        timeout: float | None = None,
-    ) -> LLMResponse:
-        return self.complete(prompt).model_copy(update={"sample": sample})
 
 
 def suite(votes: int) -> SuiteSpec:

@@ -57,7 +57,6 @@ from promptcanary.core.models import (
 from promptcanary.core.run.embedder import EmbeddingService
 from promptcanary.core.run.meaning import embedded_text
 from promptcanary.core.run.options import RunOptions
-from promptcanary.core.run.provider import BaseLLMProvider
 from promptcanary.core.run.runner import run_suite
 from promptcanary.core.sampling.pool import promote
 from promptcanary.core.sampling.semantic import shift
@@ -66,6 +65,7 @@ from promptcanary.core.vectors import decode
 from promptcanary.providers.litellm import LiteLLMProvider
 from scripts import local_model
 from tests.fakes.embedder_fake import FakeEmbedder, hashed_vector
+from tests.fakes.in_loop import InLoopProvider
 from tests.real_model import test_meaning_change as design
 from tests.real_model.conftest import MODEL, semantic_drift
 
@@ -146,7 +146,7 @@ def _by_prompt_of(responses: Sequence[LLMResponse]) -> Recording:
     return out
 
 
-class Replay(BaseLLMProvider):
+class Replay(InLoopProvider):
     """Answers each prompt from its recorded answers, drawn without replacement in a seeded order;
     a prompt that has drawn them all starts a new shuffle (``reused`` counts it)."""
 
@@ -172,16 +172,6 @@ class Replay(BaseLLMProvider):
             prompt_id=prompt.id, provider_model_id=MODEL, content=self.stacks[prompt.id].pop(),
             total_tokens=10,
         )  # fmt: skip
-
-    async def acomplete(
-        self,
-        prompt: CanaryPrompt,
-        *,
-        system_prompt: str | None = None,
-        sample: int = 0,
-        timeout: float | None = None,
-    ) -> LLMResponse:
-        return self.complete(prompt).model_copy(update={"sample": sample})
 
 
 def _options(inputs: Mapping[str, str], **more: object) -> RunOptions:

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
-from promptcanary.core.run.provider import BaseLLMProvider
+from tests.fakes.in_loop import InLoopProvider
 
 DIMENSION = 32
 WORDING_NOISE = 0.42
@@ -101,7 +101,7 @@ def mixture(prompt_index: int) -> Sequence[tuple[str, float]]:
 
 
 @dataclass
-class ClusterProvider(BaseLLMProvider):
+class ClusterProvider(InLoopProvider):
     """Answers from :class:`Behaviour` per prompt id, drawn from one seeded generator."""
 
     behaviours: Mapping[str, Behaviour]
@@ -116,14 +116,3 @@ class ClusterProvider(BaseLLMProvider):
         return LLMResponse(
             prompt_id=prompt.id, provider_model_id=self.model, content=text, total_tokens=10
         )
-
-    async def acomplete(
-        self,
-        prompt: CanaryPrompt,
-        *,
-        system_prompt: str | None = None,
-        sample: int = 0,
-        timeout: float | None = None,
-    ) -> LLMResponse:
-        # In the event loop's thread: the bench runs thousands of runs, a thread hop each is waste.
-        return self.complete(prompt).model_copy(update={"sample": sample})
