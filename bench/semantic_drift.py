@@ -14,7 +14,11 @@ Rows (targets at the defaults, ``min_shift`` 0.05):
   with any *changed* meaning row (target ≤ 5% of runs);
 * **meaning change on one prompt of 100** — every answer of one prompt from another meaning
   (target: detected in ≥ 90% of runs);
-* **half of one prompt's answers** from another meaning (reported; no target);
+* **half of one prompt's answers** from another meaning (reported; no target): a quarter of the
+  shift of moving all of them, on either side of the margin depending on the prompt;
+* **a share of one prompt's answers** from another meaning, the share that puts the true shift at
+  the margin (``SAME_MARGIN × min_shift``): *same* there is an error of the futility bound,
+  whose nominal rate at one look is 10% (reported beside that target);
 * **paraphrase shift below min_shift** — every prompt's answers reworded with a systematic
   offset whose true centroid shift is ``min_shift / 2``: flagged in ≤ 5% of runs.
 
@@ -48,6 +52,7 @@ from promptcanary.core.probes.format import KeywordPresenceProbe
 from promptcanary.core.run.embedder import EmbeddingService
 from promptcanary.core.run.options import RunOptions
 from promptcanary.core.run.runner import run_suite
+from promptcanary.core.sampling.meaning import SAME_MARGIN
 from promptcanary.core.sampling.pool import DEFAULT_POOL, promote
 from promptcanary.core.spec import DEFAULT_MIN_SHIFT, SemanticDriftSpec, SuiteSpec
 from tests.fakes.embedder_fake import FakeEmbedder
@@ -58,11 +63,15 @@ PROMPTS = 100
 PUSHES = DEFAULT_POOL
 WITHOUT_RUNS = 4
 """Runs per pool of the same suite without ``semantic_drift:`` (the answers reference)."""
-ROWS = ("none", "all", "half", "paraphrase")
+ROWS = ("none", "all", "half", "margin", "paraphrase")
+FOCUSED = ("all", "half", "margin")
+"""Rows that change one prompt: its verdict is counted (*changed*, *same*)."""
+MARGIN = SAME_MARGIN * DEFAULT_MIN_SHIFT
 ROW_NAMES = {
     "none": "no change",
     "all": "meaning change, 1 prompt of 100",
     "half": "half of 1 prompt's answers changed",
+    "margin": "a share of 1 prompt's answers changed: shift = the margin",
     "paraphrase": "paraphrase shift (min_shift / 2), all prompts",
 }
 
@@ -81,28 +90,43 @@ def _behaviours(change: str, changed_prompt: str | None) -> dict[str, Behaviour]
     out = {}
     for i in range(PROMPTS):
         pid = f"p{i:03d}"
-        applies = change == "paraphrase" or pid == changed_prompt
-        out[pid] = Behaviour(mixture(i), change if applies else "none")
+        if change == "paraphrase" or (pid == changed_prompt and change == "all"):
+            out[pid] = Behaviour(mixture(i), change)
+        elif pid == changed_prompt and change in ("half", "margin"):
+            share = 0.5 if change == "half" else math.sqrt(MARGIN / _moved_shift(i))
+            out[pid] = Behaviour(mixture(i), "part", share)
+        else:
+            out[pid] = Behaviour(mixture(i))
     return out
 
 
-def _true_shift(offset: float, samples: int = 1500) -> float:
-    """The largest over a few one-meaning prompts of ``½‖μ_paraphrased − μ‖²`` (Monte Carlo,
-    seeded): prompts with two meanings shift less (each meaning moves its own way)."""
+def _shift_between(i: int, after: Behaviour, offset: float, samples: int = 1500) -> float:
+    """``½‖μ_after − μ‖²`` of prompt ``i`` against its unchanged answers (Monte Carlo, seeded)."""
     rng = random.Random(7)
-    shifts = []
-    for i in (0, 1, 2, 4, 5):
-        plain, para = Behaviour(mixture(i)), Behaviour(mixture(i), "paraphrase")
-        means = []
-        for behaviour in (plain, para):
-            total = [0.0] * 32
-            for _ in range(samples):
-                vector = cluster_vector(behaviour.answer(f"p{i:03d}", rng), offset)
-                norm = math.sqrt(math.fsum(v * v for v in vector))
-                total = [t + v / norm for t, v in zip(total, vector, strict=True)]
-            means.append([t / samples for t in total])
-        shifts.append(0.5 * math.fsum((a - b) ** 2 for a, b in zip(*means, strict=True)))
-    return max(shifts)
+    means = []
+    for behaviour in (Behaviour(mixture(i)), after):
+        total = [0.0] * 32
+        for _ in range(samples):
+            vector = cluster_vector(behaviour.answer(f"p{i:03d}", rng), offset)
+            norm = math.sqrt(math.fsum(v * v for v in vector))
+            total = [t + v / norm for t, v in zip(total, vector, strict=True)]
+        means.append([t / samples for t in total])
+    return 0.5 * math.fsum((a - b) ** 2 for a, b in zip(*means, strict=True))
+
+
+@functools.cache
+def _moved_shift(i: int) -> float:
+    """The shift of prompt ``i`` when every answer moved: a share ``s`` moved shifts ``s²`` as
+    much, so ``√(margin / this)`` of them put the shift at the margin."""
+    return _shift_between(i, Behaviour(mixture(i), "all"), 0.0)
+
+
+def _true_shift(offset: float) -> float:
+    """The largest over a few one-meaning prompts of the paraphrase's shift: prompts with two
+    meanings shift less (each meaning moves its own way)."""
+    return max(
+        _shift_between(i, Behaviour(mixture(i), "paraphrase"), offset) for i in (0, 1, 2, 4, 5)
+    )
 
 
 def paraphrase_offset(target: float) -> tuple[float, float]:
@@ -119,6 +143,7 @@ def paraphrase_offset(target: float) -> tuple[float, float]:
 class Tally:
     runs: int = 0
     flagged_target: int = 0
+    same_target: int = 0
     flagged_other: int = 0
     answers: int = 0
     requests: int = 0
@@ -172,12 +197,14 @@ def one_pool(args: tuple[int, int, float]) -> dict[str, Tally]:
             behaviours = _behaviours("none" if row == "without" else row, target)
             run = _run(suite, behaviours, snapshot, rng, offset)
             report = compare(snapshot, run)
-            flagged = {c.prompt_id for c in report.comparisons if c.probe_key == "semantic"
-                       and c.verdict == "changed"}  # fmt: skip
+            verdicts = {c.prompt_id: c.verdict for c in report.comparisons
+                        if c.probe_key == "semantic"}  # fmt: skip
+            flagged = {pid for pid, verdict in verdicts.items() if verdict == "changed"}
             tally = tallies[row]
             tally.runs += 1
-            focus = target if row in ("all", "half") else None
+            focus = target if row in FOCUSED else None
             tally.flagged_target += focus in flagged if focus else 0
+            tally.same_target += verdicts.get(focus) == "same" if focus else 0
             tally.flagged_other += bool(flagged - {focus}) if focus else bool(flagged)
             tally.answers += len(run.llm_responses)
             for usage in run.services:
@@ -241,16 +268,18 @@ def _print(
     for row in ROWS:
         t = total[row]
         per_prompt = t.answers / (t.runs * PROMPTS)
-        detected = f"{t.flagged_target / t.runs:.1%}" if row in ("all", "half") else "–"
+        focused = row in FOCUSED
+        detected = f"{t.flagged_target / t.runs:.1%}" if focused else "–"
+        same = f"{t.same_target / t.runs:.1%}" if focused else "–"
         requests = t.requests / (t.runs * PROMPTS)
         table.append([
-            ROW_NAMES[row], t.runs, f"{t.flagged_other / t.runs:.1%}", detected,
+            ROW_NAMES[row], t.runs, f"{t.flagged_other / t.runs:.1%}", detected, same,
             f"{per_prompt:.2f} ({per_prompt / base:.2f}×)", f"{requests:.3f}",
         ])  # fmt: skip
     print_table(
         f"Meaning comparisons (semantic_drift:): {len(results)} pools, "
         f"100 prompts, min_shift {DEFAULT_MIN_SHIFT}",
-        ["row", "runs", "false alarm (other prompts)", "detected", "answers/prompt",
+        ["row", "runs", "false alarm (other prompts)", "detected", "…called same", "answers/prompt",
          "embedding requests/prompt"],
         table,
     )  # fmt: skip
@@ -259,9 +288,11 @@ def _print(
         if paraphrase is not None
         else ""
     )
+    halves = [0.25 * _moved_shift(i) for i in range(PROMPTS)]
     print(
         f"\nWithout semantic_drift: {base:.2f} answers a prompt ({total['without'].runs} runs)."
-        f"{shifted} {machine_note()}; {seconds:.0f} s."
+        f"{shifted} Half of a prompt's answers moved: true shift {min(halves):.3f}–"
+        f"{max(halves):.3f}; the margin {MARGIN:.3f}. {machine_note()}; {seconds:.0f} s."
     )
 
 

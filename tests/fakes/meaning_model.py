@@ -82,11 +82,13 @@ class Behaviour:
 
     meanings: Sequence[tuple[str, float]] = (("a", 1.0),)
     change: str = "none"
-    """``none``; ``all`` (every answer another meaning); ``half`` (half of them);
-    ``paraphrase`` (same meanings, paraphrase-shifted wordings)."""
+    """``none``; ``all`` (every answer another meaning); ``part`` (a ``share`` of them, each
+    answer on its own draw); ``paraphrase`` (same meanings, paraphrase-shifted wordings)."""
+    share: float = 0.5
+    """The share of answers ``part`` moves: the shift is ``share²`` times that of ``all``."""
 
     def answer(self, prompt_id: str, rng: random.Random) -> str:
-        if self.change == "all" or (self.change == "half" and rng.random() < 0.5):
+        if self.change == "all" or (self.change == "part" and rng.random() < self.share):
             meaning = "changed"
         else:
             labels = [m for m, _ in self.meanings]

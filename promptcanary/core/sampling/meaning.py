@@ -173,7 +173,7 @@ class MeaningComparisons:
         evidence = wealth.e_value if floor else 0.0
         if evidence >= bar:
             verdict = Verdict.REGRESSED
-        elif len(answers) >= policy.min_samples and size.upper() < self.margin:
+        elif len(answers) >= policy.min_samples and size.rules_out(self.margin):
             verdict = Verdict.SAME
         else:
             verdict = Verdict.UNDECIDED

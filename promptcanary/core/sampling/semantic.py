@@ -65,6 +65,10 @@ class Shift:
     def upper(self, z: float | None = None) -> float:
         return self.estimate + (FUTILITY_Z if z is None else z) * self.se
 
+    def rules_out(self, margin: float) -> bool:
+        """Whether a shift of ``margin`` or more is ruled out: the verdict *same* rests on it."""
+        return self.upper() < margin
+
 
 def _sum(vectors: Sequence[Vector], dim: int) -> list[float]:
     return [math.fsum(column) for column in zip(*vectors, strict=True)] if vectors else [0.0] * dim

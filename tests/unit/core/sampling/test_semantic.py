@@ -67,6 +67,13 @@ def test_the_interval_covers_the_true_shift_about_as_often_as_it_says() -> None:
     assert covered >= 0.88 * 200
 
 
+def test_same_rules_out_the_margin_only_when_the_upper_bound_is_below_it() -> None:
+    size = semantic.Shift(estimate=0.01, se=0.005, baseline_n=60, current_n=20)
+    upper = 0.01 + semantic.FUTILITY_Z * 0.005
+    assert size.rules_out(upper + 1e-9)
+    assert not size.rules_out(upper - 1e-9)
+
+
 def test_the_pairing_order_is_a_permutation_fixed_by_its_seed() -> None:
     order = semantic.pairing_order(30, "p1\x00run-a")
     assert sorted(order) == list(range(30))

@@ -1,0 +1,112 @@
+"""How often meaning *same* is wrong on real answers: the error of its bound at its own margin.
+
+A meaning comparison is *same* once the shift's upper bound (estimate + ``FUTILITY_Z`` jackknife
+standard errors, ``Shift.rules_out``) is below the margin. A calibrated bound would be below the
+margin for a true shift *at* the margin in 10% of looks (``FUTILITY_Z`` = 1.28, one-sided). This
+bench measures the real rate on Gemma 3 270M's answers, the recording of
+``bench/meaning_change_power.py`` (300 answers a prompt under each of two system prompts,
+embedded by all-MiniLM-L6-v2):
+
+* **at the margin**: the margin set to the prompt's true shift (over every recorded answer), a
+  pool of ``--pool`` vectors drawn from the first system prompt's answers, ``n`` of today's from
+  the changed one's; the share of draws the engine's rule (``Shift.rules_out``) calls *same*;
+* **no change**: the same margin, today's ``n`` drawn from the first system prompt's answers
+  outside the pool; the share called *same* (how soon *same* settles a prompt that did not move).
+
+One look per draw: the runner looks again as answers arrive, so a comparison that reaches
+``max-samples`` has had several chances to be wrongly *same*. Seeded. Replays a saved recording
+(``--recording F``, as ``meaning_change_power.py`` writes it); without one it records (about 12
+minutes, the optional model set, ``make model-install``) and is skipped without the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import machine_note, positive, print_table
+from bench.meaning_change_power import Recording, load, record, save
+from promptcanary.core.sampling.semantic import FUTILITY_Z, shift
+from promptcanary.core.vectors import Vector, decode
+from scripts import local_model
+
+SEED = 20261207
+TODAY = (5, 8, 12, 16, 24, 32)
+"""Today's answers at the look (5 is the default ``min-samples``)."""
+
+
+def _vectors(recording: Recording, pid: str) -> list[Vector]:
+    return [decode(r.embedding or "") for r in recording[pid]]
+
+
+def rows(before: Recording, after: Recording, pool: int, draws: int) -> list[list[object]]:
+    """One row per prompt and today's count: the true shift, *same* at the margin, and *same*
+    under no change (see the module doc)."""
+    out: list[list[object]] = []
+    rng = random.Random(SEED)
+    for pid in sorted(before):
+        old, new = _vectors(before, pid), _vectors(after, pid)
+        margin = shift(old, new).estimate
+        for n in TODAY:
+            wrong = settled = 0
+            for _ in range(draws):
+                drawn = rng.sample(range(len(old)), pool + n)
+                baseline = [old[i] for i in drawn[:pool]]
+                wrong += shift(baseline, rng.sample(new, n)).rules_out(margin)
+                settled += shift(baseline, [old[i] for i in drawn[pool:]]).rules_out(margin)
+            out.append([pid, f"{margin:.3f}", n, f"{wrong / draws:.1%}", f"{settled / draws:.1%}"])
+    return out
+
+
+def _recording(path: Path | None, seed: int) -> tuple[Recording, Recording] | None:
+    if path is not None and path.exists():
+        _, before, after = load(path)
+        return before, after
+    if not local_model.is_installed():
+        return None
+    text, before, after = asyncio.run(record(300, seed))
+    if path is not None:
+        save(path, text, before, after)
+    return before, after
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--recording", type=Path, help="replay this saved recording (or save one)")
+    parser.add_argument("--server-seed", type=int, default=local_model.DEFAULT_SEED)
+    parser.add_argument("--pool", type=positive, default=80, help="pooled vectors of a prompt")
+    parser.add_argument("--draws", type=positive, default=1000, help="draws a row")
+    args = parser.parse_args(argv)
+    print(machine_note())
+    started = time.monotonic()
+    recorded = _recording(args.recording, args.server_seed)
+    if recorded is None:
+        print("meaning_same_error: skipped, the local model is not installed: make model-install")
+        return
+    before, after = recorded
+    print_table(
+        f"meaning *same* on real answers, one look, bound = estimate + {FUTILITY_Z} s.e. "
+        f"(calibrated: 10% at the margin); pool {args.pool}, {args.draws} draws a row",
+        [
+            "prompt",
+            "margin (true shift)",
+            "today",
+            "*same* at the margin",
+            "*same*, no change",
+        ],
+        rows(before, after, args.pool, args.draws),
+    )
+    print(f"\n({time.monotonic() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
