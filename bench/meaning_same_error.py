@@ -13,6 +13,11 @@ embedded by all-MiniLM-L6-v2):
 * **no change**: the same margin, today's ``n`` drawn from the first system prompt's answers
   outside the pool; the share called *same* (how soon *same* settles a prompt that did not move).
 
+And, with no recording needed, **the worst mixture**: a change of exactly the margin made by a share
+``√margin`` of the answers moving to an unrelated meaning (orthogonal unit vectors plus a little
+wording noise). Any rule misses it when today's answers hold none of the moved ones, which
+happens with probability ``(1 − √margin)ⁿ``: the table sets the rule's error beside that floor.
+
 One look per draw: the runner looks again as answers arrive, so a comparison that reaches
 ``max-samples`` has had several chances to be wrongly *same*. Seeded. Replays a saved recording
 (``--recording F``, as ``meaning_change_power.py`` writes it); without one it records (about 12
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import random
 import sys
@@ -35,8 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import machine_note, positive, print_table
 from bench.meaning_change_power import Recording, load, record, save
+from promptcanary.core.sampling.meaning import SAME_MARGIN
 from promptcanary.core.sampling.semantic import FUTILITY_Z, shift
-from promptcanary.core.vectors import Vector, decode
+from promptcanary.core.spec import DEFAULT_MIN_SHIFT
+from promptcanary.core.vectors import Vector, checked, decode
 from scripts import local_model
 
 SEED = 20261207
@@ -67,6 +75,27 @@ def rows(before: Recording, after: Recording, pool: int, draws: int) -> list[lis
     return out
 
 
+def worst_rows(draws: int, pool: int) -> list[list[object]]:
+    """*Same* at the default margin against the worst mixture (see the module doc)."""
+    margin = SAME_MARGIN * DEFAULT_MIN_SHIFT
+    share = math.sqrt(margin)
+    rng = random.Random(SEED)
+
+    def answer(axis: int) -> Vector:
+        return checked([float(k == axis) + 0.05 * rng.gauss(0.0, 1.0) for k in range(3)])
+
+    out: list[list[object]] = []
+    for n in TODAY[:4]:
+        wrong = 0
+        for _ in range(draws):
+            baseline = [answer(0) for _ in range(pool)]
+            today = [answer(1 if rng.random() < share else 0) for _ in range(n)]
+            wrong += shift(baseline, today).rules_out(margin)
+        out.append([f"{margin:.2f}", f"{share:.3f}", n, f"{wrong / draws:.1%}",
+                    f"{(1 - share) ** n:.1%}"])  # fmt: skip
+    return out
+
+
 def _recording(path: Path | None, seed: int) -> tuple[Recording, Recording] | None:
     if path is not None and path.exists():
         _, before, after = load(path)
@@ -88,9 +117,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print(machine_note())
     started = time.monotonic()
+    print_table(
+        f"meaning *same* against the worst mixture at the default margin, one look, pool "
+        f"{args.pool}, {args.draws} draws a row",
+        ["margin", "share moved", "today", "*same* (error)", "floor for any rule"],
+        worst_rows(args.draws, args.pool),
+    )
     recorded = _recording(args.recording, args.server_seed)
     if recorded is None:
-        print("meaning_same_error: skipped, the local model is not installed: make model-install")
+        print("\nreal answers: skipped, the local model is not installed: make model-install")
         return
     before, after = recorded
     print_table(
