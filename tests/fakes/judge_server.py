@@ -28,6 +28,7 @@ from typing import Any
 
 from promptcanary.core.models import CanaryPrompt, LLMResponse, ProviderConfig
 from promptcanary.core.run.provider import BaseLLMProvider, ProviderError
+from tests.fakes.in_loop import InLoopProvider
 from tests.fakes.llm_server import FakeLLMServer
 
 JUDGE_SYSTEM_MARK = "strict evaluator"
@@ -108,7 +109,7 @@ def judge_server(
     return server, policy
 
 
-class JudgeProvider(BaseLLMProvider):
+class JudgeProvider(InLoopProvider):
     """The policy as an in-process provider; ``fail_first`` transient errors (429) come first."""
 
     def __init__(
@@ -143,16 +144,6 @@ class JudgeProvider(BaseLLMProvider):
                 "system_fingerprint": self.policy.fingerprint,
             },
         )
-
-    async def acomplete(
-        self,
-        prompt: CanaryPrompt,
-        *,
-        system_prompt: str | None = None,
-        sample: int = 0,
-        timeout: float | None = None,
-    ) -> LLMResponse:
-        return self.complete(prompt, system_prompt=system_prompt)
 
 
 class JudgeFactory:
