@@ -50,7 +50,6 @@ from promptcanary.core.comparator import compare
 from promptcanary.core.models import (
     BaselineSnapshot,
     CanaryPrompt,
-    CanaryRunResult,
     LLMResponse,
     ProviderConfig,
 )
@@ -70,6 +69,8 @@ from tests.real_model import test_meaning_change as design
 from tests.real_model.conftest import MODEL, semantic_drift
 
 SEED = 20261207
+ANSWERS = 300
+"""Recorded per prompt and side by default."""
 NEEDED = max(
     design.BASELINE_PUSHES * int(design.BUILD_SAMPLES), int(design.CHANGED_INPUTS["max-samples"])
 )
@@ -105,7 +106,7 @@ async def record(answers: int, seed: int) -> tuple[str, Recording, Recording]:
                 provider, samples=answers, concurrency=1, timeout=300, max_retries=1,
                 show_progress=False,
             )  # fmt: skip
-            recordings.append(_by_prompt(run))
+            recordings.append(_by_prompt(run.llm_responses))
     return text, recordings[0], recordings[1]
 
 
@@ -127,17 +128,27 @@ def load(path: Path) -> tuple[str, Recording, Recording]:
         raise SystemExit(f"{path} was recorded for another suite: record it again")
     text = re.sub(r"(?m)^(\s*min_shift:).*$", rf"\g<1> {design.MIN_SHIFT}", text)
     runs = [
-        _by_prompt_of([LLMResponse.model_validate(r) for r in document[side]])
+        _by_prompt([LLMResponse.model_validate(r) for r in document[side]])
         for side in ("before", "after")
     ]
     return text, runs[0], runs[1]
 
 
-def _by_prompt(run: CanaryRunResult) -> Recording:
-    return _by_prompt_of(run.llm_responses)
+def obtain(path: Path | None, answers: int, seed: int) -> tuple[str, Recording, Recording] | None:
+    """The saved recording at ``path`` when it exists; else a fresh one from the servers (saved
+    to ``path`` when given); ``None`` when there is neither a file nor the local model."""
+    if path is not None and path.exists():
+        print(f"replaying {path}")
+        return load(path)
+    if not local_model.is_installed():
+        return None
+    text, before, after = asyncio.run(record(answers, seed))
+    if path is not None:
+        save(path, text, before, after)
+    return text, before, after
 
 
-def _by_prompt_of(responses: Sequence[LLMResponse]) -> Recording:
+def _by_prompt(responses: Sequence[LLMResponse]) -> Recording:
     out: Recording = {}
     for response in responses:
         if response.errored or response.embedding is None:
@@ -240,7 +251,7 @@ def verdict_rows(verdicts: Sequence[Mapping[str, str]]) -> list[list[object]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--answers", type=positive, default=300, help="recorded per prompt and side"
+        "--answers", type=positive, default=ANSWERS, help="recorded per prompt and side"
     )
     parser.add_argument("--replays", type=positive, default=1000)
     parser.add_argument(
@@ -258,17 +269,12 @@ def main() -> None:
     if args.answers < NEEDED:
         parser.error(f"--answers {args.answers}: one replay draws at least {NEEDED}")
     started = time.monotonic()
-    if args.recording is not None and args.recording.exists():
-        text, before, after = load(args.recording)
-        print(machine_note(), f"\nreplaying {args.recording}", sep="\n")
-    elif not local_model.is_installed():
+    print(machine_note())
+    obtained = obtain(args.recording, args.answers, args.server_seed)
+    if obtained is None:
         print("meaning_change_power: skipped, the local model is not installed: make model-install")
         return
-    else:
-        print(machine_note())
-        text, before, after = asyncio.run(record(args.answers, args.server_seed))
-        if args.recording is not None:
-            save(args.recording, text, before, after)
+    text, before, after = obtained
     answers = min(len(rs) for recording in (before, after) for rs in recording.values())
     if answers < NEEDED:
         raise SystemExit(f"{args.recording}: {answers} answers a prompt; a replay draws {NEEDED}+")

@@ -27,7 +27,6 @@ minutes, the optional model set, ``make model-install``) and is skipped without 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import os
 import random
@@ -40,7 +39,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import machine_note, positive, print_table
-from bench.meaning_change_power import Recording, load, record, save
+from bench.meaning_change_power import ANSWERS, Recording, obtain
 from promptcanary.core.sampling.meaning import SAME_MARGIN
 from promptcanary.core.sampling.semantic import FUTILITY_Z, shift
 from promptcanary.core.spec import DEFAULT_MIN_SHIFT
@@ -96,18 +95,6 @@ def worst_rows(draws: int, pool: int) -> list[list[object]]:
     return out
 
 
-def _recording(path: Path | None, seed: int) -> tuple[Recording, Recording] | None:
-    if path is not None and path.exists():
-        _, before, after = load(path)
-        return before, after
-    if not local_model.is_installed():
-        return None
-    text, before, after = asyncio.run(record(300, seed))
-    if path is not None:
-        save(path, text, before, after)
-    return before, after
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--recording", type=Path, help="replay this saved recording (or save one)")
@@ -123,11 +110,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         ["margin", "share moved", "today", "*same* (error)", "floor for any rule"],
         worst_rows(args.draws, args.pool),
     )
-    recorded = _recording(args.recording, args.server_seed)
-    if recorded is None:
+    obtained = obtain(args.recording, ANSWERS, args.server_seed)
+    if obtained is None:
         print("\nreal answers: skipped, the local model is not installed: make model-install")
         return
-    before, after = recorded
+    _, before, after = obtained
     print_table(
         f"meaning *same* on real answers, one look, bound = estimate + {FUTILITY_Z} s.e. "
         f"(calibrated: 10% at the margin); pool {args.pool}, {args.draws} draws a row",
