@@ -1,9 +1,10 @@
 """How often meaning *same* is wrong on real answers: the error of its bound at its own margin.
 
-A meaning comparison is *same* once the shift's upper bound (estimate + ``FUTILITY_Z`` jackknife
-standard errors, ``Shift.rules_out``) is below the margin. A calibrated bound would be below the
-margin for a true shift *at* the margin in 10% of looks (``FUTILITY_Z`` = 1.28, one-sided). This
-bench measures the real rate on Gemma 3 270M's answers, the recording of
+A meaning comparison is *same* once the shift's upper bound (estimate + ``FUTILITY_Z`` standard
+errors, the larger of the jackknife's and the one a shift of the margin would have along the
+direction the answers moved: ``Shift.rules_out``) is below the margin. A calibrated bound would be
+below the margin for a true shift *at* the margin in 10% of looks (``FUTILITY_Z`` = 1.28,
+one-sided). This bench measures the real rate on Gemma 3 270M's answers, the recording of
 ``bench/meaning_change_power.py`` (300 answers a prompt under each of two system prompts,
 embedded by all-MiniLM-L6-v2):
 

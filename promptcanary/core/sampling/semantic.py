@@ -20,9 +20,11 @@ space. Pure functions of unit vectors; no I/O. ``docs/statistics.md`` ("Meaning"
 * **min_shift**: the e-value counts only when the estimated shift is at least ``min_shift``
   (``e · 1[shift ≥ min_shift]`` is still an e-value), so answers that say the same thing in other
   words are never "changed", however many answers show that their wording moved. A comparison is
-  *same* once the shift's upper bound (estimate + ``FUTILITY_Z`` standard errors) is below a
-  margin above ``min_shift`` (:data:`promptcanary.core.sampling.meaning.SAME_MARGIN`): a
-  non-binding futility stop, which can only remove rejections.
+  *same* once the shift's upper bound is below a margin above ``min_shift``
+  (:data:`promptcanary.core.sampling.meaning.SAME_MARGIN`): a non-binding futility stop, which can
+  only remove rejections. The bound is the estimate plus ``FUTILITY_Z`` standard errors, the
+  larger of the jackknife's and the one a shift *of the margin* would have along the direction
+  the answers moved (:meth:`Shift.rules_out`).
 """
 
 from __future__ import annotations
@@ -52,22 +54,37 @@ MIN_BASELINE = 4
 
 @dataclass(frozen=True)
 class Shift:
-    """The estimated centroid shift, its standard error, and the answers it rests on."""
+    """The estimated centroid shift, its standard error, and the answers it rests on.
+
+    ``along`` is the variance of the difference of the two centroids along the direction it
+    points (each side's variance of its answers' projections on that direction over its count):
+    what :meth:`rules_out` scales to a shift of the margin."""
 
     estimate: float
     se: float
     baseline_n: int
     current_n: int
+    along: float = 0.0
 
     def interval(self, z: float = INTERVAL_Z) -> tuple[float, float]:
         return (max(0.0, self.estimate - z * self.se), max(0.0, self.estimate + z * self.se))
 
-    def upper(self, z: float | None = None) -> float:
-        return self.estimate + (FUTILITY_Z if z is None else z) * self.se
-
     def rules_out(self, margin: float) -> bool:
         """Whether a shift of ``margin`` or more is ruled out: the verdict *same* rests on it."""
-        return self.upper() < margin
+        return self.upper(margin) < margin
+
+    def upper(self, margin: float) -> float:
+        """The upper bound that must be below ``margin`` for *same*.
+
+        The shift is half a squared distance, so its standard error (the delta method's
+        ``‖Δ‖ · sd along Δ``) shrinks with the estimate: a share of answers moved far, of which
+        today's look holds one or two, gives a small estimate *and* a small error, and a bound
+        at the estimate calls it *same* (a single moved answer even gives 0 ± 0). So, as a score
+        interval takes a proportion's variance at the null value rather than at the estimate
+        (Wilson 1927), the error is at least what a shift of ``margin`` would have along the
+        direction the answers moved: ``√(2 · margin · along)``."""
+        at_margin = math.sqrt(2.0 * margin * self.along)
+        return self.estimate + FUTILITY_Z * max(self.se, at_margin)
 
 
 def _sum(vectors: Sequence[Vector], dim: int) -> list[float]:
@@ -96,6 +113,7 @@ class ShiftTracker:
         dim = len(self.baseline[0]) if self.baseline else 0
         self._sb = _sum(self.baseline, dim)
         self._sq_b = _dot(self._sb, self._sb)
+        self._b_sb = [_dot(v, self._sb) for v in self.baseline]
         self._sc = [0.0] * dim
         self._sq_c = 0.0
         self._cross = 0.0
@@ -121,14 +139,15 @@ class ShiftTracker:
             raise ValueError("the shift needs at least two vectors a side")
         sq_b, sq_c, cross = self._sq_b, self._sq_c, self._cross
         estimate = _half_shift(cross, sq_b, nb, sq_c, nc)
+        b_sc = [_dot(v, self._sc) for v in self.baseline]
         variance = 0.0
         if nb >= 3:
             # Deleting baseline answer v changes the estimate by a linear function of v,
-            # ⟨v, sc⟩ / ((nb−1) nc) − ⟨v, sb⟩ / ((nb−1)(nb−2)) plus a constant: one inner
-            # product per pooled answer a look, none per added answer.
+            # ⟨v, sc⟩ / ((nb−1) nc) − ⟨v, sb⟩ / ((nb−1)(nb−2)) plus a constant.
             k = nb - 1
-            u = [c / (k * nc) - b / (k * (k - 1)) for c, b in zip(self._sc, self._sb, strict=True)]
-            variance += _jackknife([_dot(v, u) for v in self.baseline])
+            variance += _jackknife(
+                [c / (k * nc) - b / (k * (k - 1)) for c, b in zip(b_sc, self._b_sb, strict=True)]
+            )
         if nc >= 3:
             variance += _jackknife(
                 [
@@ -136,7 +155,18 @@ class ShiftTracker:
                     for v_sc, v_sb in zip(self._c_sc, self._c_sb, strict=True)
                 ]
             )
-        return Shift(estimate, math.sqrt(variance), nb, nc)
+        along = self._along(b_sc, nb, nc)
+        return Shift(estimate, math.sqrt(variance), nb, nc, along)
+
+    def _along(self, b_sc: Sequence[float], nb: int, nc: int) -> float:
+        """The variance of ``Δ = μ_c − μ_b`` along ``Δ`` itself: each side's sample variance of
+        ``⟨v, Δ⟩`` over its count, divided by ``‖Δ‖²`` (0 when the centroids coincide)."""
+        norm_sq = self._sq_c / (nc * nc) + self._sq_b / (nb * nb) - 2.0 * self._cross / (nb * nc)
+        if norm_sq <= 1e-18:
+            return 0.0
+        on_b = [c / nc - b / nb for c, b in zip(b_sc, self._b_sb, strict=True)]
+        on_c = [c / nc - b / nb for c, b in zip(self._c_sc, self._c_sb, strict=True)]
+        return (_sample_variance(on_c) / nc + _sample_variance(on_b) / nb) / norm_sq
 
 
 def shift(baseline: Sequence[Vector], current: Sequence[Vector]) -> Shift:
@@ -146,6 +176,11 @@ def shift(baseline: Sequence[Vector], current: Sequence[Vector]) -> Shift:
     for vector in current:
         tracker.add(vector)
     return tracker.shift()
+
+
+def _sample_variance(values: Sequence[float]) -> float:
+    mean = math.fsum(values) / len(values)
+    return math.fsum((x - mean) ** 2 for x in values) / (len(values) - 1)
 
 
 def _jackknife(leave_one_out: Sequence[float]) -> float:

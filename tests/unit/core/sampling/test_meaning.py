@@ -77,7 +77,7 @@ def test_no_change_is_same_after_few_answers() -> None:
     (decision,) = meaning.decisions()
     assert decision.verdict is Verdict.SAME and taken <= 5
     assert meaning.outcomes["p"].shift is not None
-    assert meaning.outcomes["p"].shift.upper() < meaning.margin == 2 * 0.05
+    assert meaning.outcomes["p"].shift.upper(meaning.margin) < meaning.margin == 2 * 0.05
 
 
 def test_same_rules_out_the_margin_not_min_shift() -> None:
@@ -86,9 +86,10 @@ def test_same_rules_out_the_margin_not_min_shift() -> None:
     rng = random.Random(11)
     centre = _centre(1)
     meaning = _comparisons(_pool(rng, centre), min_shift=0.01)
-    meaning.look(_answers([_draw(rng, centre) for _ in range(3)]), _info(), BAR, POLICY)
+    # Eight answers: at three, the error a shift of the margin would have is above the margin.
+    meaning.look(_answers([_draw(rng, centre) for _ in range(8)]), _info(), BAR, POLICY)
     shift = meaning.outcomes["p"].shift
-    assert shift is not None and 0.01 <= shift.upper() < meaning.margin
+    assert shift is not None and 0.01 <= shift.upper(meaning.margin) < meaning.margin
     assert meaning.decisions()[0].verdict is Verdict.SAME
 
 

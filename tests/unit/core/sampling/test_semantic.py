@@ -112,3 +112,36 @@ def test_pairs_stop_when_the_pool_is_spent() -> None:
     pool = [_draw(rng, centre) for _ in range(9)]  # 3 held out, 6 to pair
     wealth = semantic.wealth(pool, [_draw(rng, centre) for _ in range(20)], "seed")
     assert wealth.pairs == 5
+
+
+def test_one_moved_answer_in_eight_is_not_same() -> None:
+    """One of today's 8 answers moved to an orthogonal meaning: the unbiased estimate and its
+    jackknife error are both 0 (no pair of moved answers), yet a share 1/8 is consistent with a
+    shift of the margin 0.1 (a share of √0.1 ≈ 0.32). The error at the margin keeps it open."""
+    size = semantic.shift([E1] * 60, [E2] + [E1] * 7)
+    assert size.estimate == pytest.approx(0.0, abs=1e-12) and size.se == pytest.approx(0.0)
+    # Today's projections on Δ = (e1 − e0) / 8 are ±1/8: sample variance 1/128, over 8 answers,
+    # over ‖Δ‖² = 1/32.
+    assert size.along == pytest.approx(1 / 32)
+    assert not size.rules_out(0.1)
+    assert size.upper(0.1) == pytest.approx(semantic.FUTILITY_Z * math.sqrt(2 * 0.1 / 32))
+
+
+def test_same_at_the_margin_errs_near_its_nominal_rate_against_the_worst_mixture() -> None:
+    """A share √margin of today's answers moved to an orthogonal meaning puts the shift exactly
+    at the margin. One look at 16 answers calls it *same* in about 8% of draws (nominal 10%; a
+    bound at the jackknife's error alone: about 19%, since a draw holding two or three moved
+    answers has a small estimate and a small error)."""
+    rng = random.Random(5)
+    margin = 0.1
+    share = math.sqrt(margin)
+
+    def answer(moved: bool) -> list[float]:
+        return checked([float(k == int(moved)) + 0.05 * rng.gauss(0.0, 1.0) for k in range(3)])
+
+    wrong = 0
+    for _ in range(400):
+        pool = [answer(False) for _ in range(60)]
+        today = [answer(rng.random() < share) for _ in range(16)]
+        wrong += semantic.shift(pool, today).rules_out(margin)
+    assert wrong <= 0.13 * 400
