@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     _, before, after = obtained
     print_table(
-        f"meaning *same* on real answers, one look, bound = estimate + {FUTILITY_Z} s.e. "
+        f"meaning *same* on real answers, one look, bound = Shift.upper ({FUTILITY_Z} s.e.) "
         f"(calibrated: 10% at the margin); pool {args.pool}, {args.draws} draws a row",
         [
             "prompt",

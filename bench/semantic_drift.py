@@ -18,7 +18,8 @@ Rows (targets at the defaults, ``min_shift`` 0.05):
   shift of moving all of them, on either side of the margin depending on the prompt;
 * **a share of one prompt's answers** from another meaning, the share that puts the true shift at
   the margin (``SAME_MARGIN × min_shift``): *same* there is an error of the futility bound,
-  whose nominal rate at one look is 10% (reported: the rule does not hold it; see the docs);
+  whose nominal rate at one look is 10% (reported: the runner's repeated looks raise it; see the
+  docs);
 * **paraphrase shift below min_shift** — every prompt's answers reworded with a systematic
   offset whose true centroid shift is ``min_shift / 2``: flagged in ≤ 5% of runs.
 
