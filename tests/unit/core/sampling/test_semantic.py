@@ -120,8 +120,8 @@ def test_one_moved_answer_in_eight_is_not_same() -> None:
     shift of the margin 0.1 (a share of √0.1 ≈ 0.32). The error at the margin keeps it open."""
     size = semantic.shift([E1] * 60, [E2] + [E1] * 7)
     assert size.estimate == pytest.approx(0.0, abs=1e-12) and size.se == pytest.approx(0.0)
-    # Today's projections on Δ = (e1 − e0) / 8 are ±1/8: sample variance 1/128, over 8 answers,
-    # over ‖Δ‖² = 1/32.
+    # Today's projections on Δ = (E2 − E1) / 8 are 1/8 once and −1/8 seven times: sample
+    # variance 1/128, over 8 answers, over ‖Δ‖² = 1/32 (the pool's projections are all equal).
     assert size.along == pytest.approx(1 / 32)
     assert not size.rules_out(0.1)
     assert size.upper(0.1) == pytest.approx(semantic.FUTILITY_Z * math.sqrt(2 * 0.1 / 32))
