@@ -164,9 +164,14 @@ class ShiftTracker:
         norm_sq = self._sq_c / (nc * nc) + self._sq_b / (nb * nb) - 2.0 * self._cross / (nb * nc)
         if norm_sq <= 1e-18:
             return 0.0
-        on_b = [c / nc - b / nb for c, b in zip(b_sc, self._b_sb, strict=True)]
-        on_c = [c / nc - b / nb for c, b in zip(self._c_sc, self._c_sb, strict=True)]
-        return (_sample_variance(on_c) / nc + _sample_variance(on_b) / nb) / norm_sq
+        on_b = _squared_deviations(_on_delta(b_sc, self._b_sb, nb, nc)) / (nb - 1)
+        on_c = _squared_deviations(_on_delta(self._c_sc, self._c_sb, nb, nc)) / (nc - 1)
+        return (on_c / nc + on_b / nb) / norm_sq
+
+
+def _on_delta(to_sc: Sequence[float], to_sb: Sequence[float], nb: int, nc: int) -> list[float]:
+    """Each answer's ``⟨v, Δ⟩`` from its inner products with the two sides' sums."""
+    return [c / nc - b / nb for c, b in zip(to_sc, to_sb, strict=True)]
 
 
 def shift(baseline: Sequence[Vector], current: Sequence[Vector]) -> Shift:
@@ -178,15 +183,14 @@ def shift(baseline: Sequence[Vector], current: Sequence[Vector]) -> Shift:
     return tracker.shift()
 
 
-def _sample_variance(values: Sequence[float]) -> float:
+def _squared_deviations(values: Sequence[float]) -> float:
     mean = math.fsum(values) / len(values)
-    return math.fsum((x - mean) ** 2 for x in values) / (len(values) - 1)
+    return math.fsum((x - mean) ** 2 for x in values)
 
 
 def _jackknife(leave_one_out: Sequence[float]) -> float:
     n = len(leave_one_out)
-    mean = math.fsum(leave_one_out) / n
-    return (n - 1) / n * math.fsum((x - mean) ** 2 for x in leave_one_out)
+    return (n - 1) / n * _squared_deviations(leave_one_out)
 
 
 def pairing_order(n: int, seed: str) -> list[int]:
