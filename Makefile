@@ -198,7 +198,7 @@ model-server-stop:
 
 # The real-model layer: starts its own servers on free ports (excluded from `make test`).
 test-real-model: $(STAMP) model-install
-	$(BIN)/python -m pytest -m real_model -s tests/real_model $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m real_model -s --durations=0 tests/real_model $(PYTEST_ARGS)
 
 # --------------------------------------------------------------------------------------------
 # cleaning
