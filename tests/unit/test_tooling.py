@@ -273,9 +273,26 @@ def test_ci_run_runs_the_later_layers_in_order_without_make_tests_report() -> No
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     commands = [line for line in script.splitlines() if line and not line.startswith("#")]
     layers = ["soak", "container-test", "test-real-model"]
-    where = [commands.index(f'PYTEST_ADDOPTS="" make {layer}') for layer in layers]
+    where = [commands.index(f'PYTEST_ADDOPTS="" timed make {layer}') for layer in layers]
     assert where == sorted(where), commands
-    assert commands.index("make test || status=$?") < where[0]
+    assert commands.index("timed make test || status=$?") < where[0]
+
+
+def test_ci_run_timing_keeps_each_layers_exit_status() -> None:
+    """``timed`` prints a layer's wall time; a failing layer must still fail .ci/run (and make
+    test's status must still reach ``status``), never be masked by the echo."""
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    function = re.search(r"^timed\(\) \{\n.*?^\}\n", script, re.M | re.S)
+    assert function is not None, "timed() not found in .ci/run"
+    probe = function.group(0) + (
+        "set -euo pipefail\n"
+        "status=0\ntimed sh -c 'exit 3' || status=$?\necho \"status=$status\"\n"
+        "timed true\ntimed sh -c 'exit 4'\necho unreachable\n"
+    )
+    done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=False)
+    assert done.returncode == 4, done
+    assert "status=3" in done.stdout and "unreachable" not in done.stdout, done.stdout
+    assert "'true' took" in done.stdout and "(exit 0)" in done.stdout, done.stdout
 
 
 def test_makefile_disables_the_litellm_cost_map_download() -> None:
