@@ -12,7 +12,7 @@ suite's size, so that the layer fits its time on 2 cores); it is promoted
 answer varies) then runs ``NO_CHANGE_RUNS`` times on a pull request against that one baseline,
 with the same server. Nothing changed, so every run that reports drift is a false alarm. With one
 sample per prompt most runs did (4 of 4 when this layer was designed); the target with the
-sequential procedure is at most 1 of 10.
+sequential procedure is at most 1 in 10, and at most 1 of the six runs here may report drift.
 
 **Meaning.** The suite's free-text prompts (tag ``free-text``) also have their meaning compared
 (``semantic_drift:`` with all-MiniLM-L6-v2 served beside the chat model): the baseline pool holds
@@ -53,15 +53,18 @@ SAMPLING = {"samples": "auto"}
 BASELINE_PUSHES = 1
 #: Answers per prompt the first push asks at most while it builds the baseline.
 BUILD_SAMPLES = "20"
-NO_CHANGE_RUNS = 10
-#: The target is at most 1 false alarm in 10 runs; the assertion leaves room for one more unlucky
-#: run so that CI does not flake, yet fails the single-sample behaviour (nearly every run).
-MAX_FALSE_ALARMS = 2
+#: Six pull requests (ten until the layer neared CI's 60-minute line: each costs ~160 s on 2
+#: cores); three clean-clone runs of ten saw 0 false alarms in 30.
+NO_CHANGE_RUNS = 6
+#: The target is at most 1 false alarm in 10 runs; one in six is allowed so that CI does not
+#: flake (at a true rate of 5% two or more come up in 3.3% of runs), yet it fails the
+#: single-sample behaviour (nearly every run).
+MAX_FALSE_ALARMS = 1
 #: The issue's target for the meaning comparisons, asserted as it stands.
 MAX_MEANING_ALARMS = 1
 FREE_TEXT = "free-text"
 #: Quiet runs: no comment, no check run; the pull request never updates the baseline.
-#: ``max-samples`` 12 (default 60) keeps the ten pull requests within the layer's time on 2 cores:
+#: ``max-samples`` 12 (default 60) keeps the pull requests within the layer's time on 2 cores:
 #: a prompt still open at 12 answers ends inconclusive, never a false alarm.
 RUN_INPUTS = {
     **SAMPLING,
