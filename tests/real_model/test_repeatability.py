@@ -9,8 +9,8 @@ suite's size, so that the layer fits its time on 2 cores); it is promoted
 (``update-baseline: always``).
 
 **No change.** Ten of the 20 prompts in ``suites/repeatability.yaml`` (``PROMPTS``: temperature
-0.8, so every answer varies; ``bench/real_model.py`` runs all 20) then run ``NO_CHANGE_RUNS`` times on a pull request against that one baseline,
-with the same server. Nothing changed, so every run that reports drift is a false alarm. With one
+0.8, so every answer varies; ``bench/real_model.py`` runs all 20) then run ``NO_CHANGE_RUNS``
+times on a pull request against that one baseline, with the same server. Nothing changed, so every run that reports drift is a false alarm. With one
 sample per prompt most runs did (4 of 4 when this layer was designed); the target with the
 sequential procedure is at most 1 in 10, and at most 1 of the six runs here may report drift.
 
@@ -63,7 +63,7 @@ BASELINE_PUSHES = 1
 #: Answers per prompt the first push asks at most while it builds the baseline.
 BUILD_SAMPLES = "20"
 #: Six pull requests (ten, of all 20 prompts, until the layer neared CI's 60-minute line); three
-#: clean-clone runs of ten saw 0 false alarms in 30, one of six 0 in 6.
+#: clean-clone runs of ten saw 0 false alarms in 30, two of six (20 prompts, then 10) 0 in 12.
 NO_CHANGE_RUNS = 6
 #: The target is at most 1 false alarm in 10 runs; one in six is allowed so that CI does not
 #: flake (at a true rate of 5% two or more come up in 3.3% of runs), yet it fails the
@@ -167,8 +167,8 @@ def test_no_change_runs_rarely_report_drift(
             meaning_alarms.append((number, changed))
     print(
         f"\nno-change repeatability ({SAMPLING}, pool of {BASELINE_PUSHES} pushes, temperature "
-        f"0.8, {len(PROMPTS)} prompts): {len(alarms)} of {NO_CHANGE_RUNS} runs reported drift; answers per "
-        f"prompt {min(answers):.2f}-{max(answers):.2f} (mean {sum(answers) / len(answers):.2f})"
+        f"0.8, {len(PROMPTS)} prompts): {len(alarms)} of {NO_CHANGE_RUNS} runs reported drift; "
+        f"answers per prompt {min(answers):.2f}-{max(answers):.2f} (mean {sum(answers) / len(answers):.2f})"
         + "".join(f"\n  run {n}: regressed {prompts}" for n, prompts in alarms)
         + f"\nmeaning ({FREE_TEXT} prompts, all-MiniLM-L6-v2): {len(meaning_alarms)} of "
         f"{NO_CHANGE_RUNS} runs reported a change of meaning; verdicts {verdicts}"
