@@ -36,7 +36,7 @@ LINT_PATHS := $(wildcard promptcanary promptcanary_action tests bench scripts en
 TYPED_PACKAGES := promptcanary promptcanary_action
 BENCHES := $(wildcard bench/drift_signal.py bench/throughput.py bench/startup.py bench/probes.py \
 	bench/shard.py bench/dataset_load.py bench/report_page.py bench/rate_limit.py bench/judge_drift.py bench/real_model.py bench/meaning_change_power.py bench/day_one_validity.py \
-	bench/spread_bound.py)
+	bench/spread_bound.py bench/same_floor.py)
 WORKFLOWS := $(wildcard .github/workflows/*.yml)
 
 PYTEST_ARGS ?=
