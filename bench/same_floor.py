@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import machine_note
 from bench._drift_model import FLAKY_RATES
-from bench.day_one_validity import _crosses, built_pools
+from bench.day_one_validity import built_pools
 from promptcanary.core.sampling import power
 from promptcanary.core.sampling import sequential as seq
 from promptcanary.core.sampling.sequential import Counts, Policy
@@ -173,8 +173,9 @@ def fewest_pooled(rate: float) -> float:
 
 
 def _settles(pool: Counts, passes: int, n: int) -> bool:
-    bar = COMPARISONS / POLICY.alpha
-    return _crosses(pool, passes, n, bar) or seq.futile(pool, Counts(passes, n), POLICY)
+    today = Counts(passes, n)
+    bar = math.log(COMPARISONS / POLICY.alpha)
+    return seq.log_e_worse(pool, today) >= bar or seq.futile(pool, today, POLICY)
 
 
 @cache
