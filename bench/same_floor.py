@@ -26,7 +26,8 @@ ten at 0.90-0.97, five continuous scores whose pass flags pass at their rates) a
 suite (99 probes at 0.60-0.90, one at 0.95; the rates here in steps of 0.01). For a probe that
 always passes four passes after a drop to 0.50 come up 6.25% of the time, so a rule that may not
 toss a coin needs five; the floor's 4.40 mixes stopping at four (60% of the time) with five.
-Prints, never asserts; about 3 minutes.
+``--pool-sizes 57,114,228,456``: the moderate suite's floor against pools of those sizes
+(minutes). Prints, never asserts; about 90 s.
 """
 
 from __future__ import annotations
@@ -129,6 +130,7 @@ def fewest(rate: float, sizes: tuple[int, ...]) -> float:
     return share * dear + (1 - share) * cheap
 
 
+@cache
 def _values(rate: float, dropped: float) -> list[float]:
     """The cheapest rule's value (answers plus price times error) at each of ``PRICES``."""
     out = []
@@ -149,10 +151,17 @@ def _below(values: Sequence[float], price: float) -> float:
     return values[i - 1] + t * (values[i] - values[i - 1])
 
 
+def _pools(rate: float, size: int | None) -> dict[Counts, float]:
+    """The first push's pool as the library builds it (``size`` None), or ``size`` answers."""
+    if size is None:
+        return built_pools(rate, COMPARISONS)
+    return {Counts(x, size): w for x, w in enumerate(power.pmf(size, rate)) if w > 1e-15}
+
+
 @cache
-def fewest_pooled(rate: float) -> float:
-    """Floor 2: the baseline estimated from the first push's pool, in the runner's stages."""
-    base = built_pools(rate, COMPARISONS)
+def fewest_pooled(rate: float, size: int | None = None) -> float:
+    """Floor 2: the baseline estimated from a pool (:func:`_pools`), in the runner's stages."""
+    base = _pools(rate, size)
     best = 0.0
     for shift in SHIFTS:
         better, dropped = rate + shift, rate + shift - POLICY.margin
@@ -162,7 +171,7 @@ def fewest_pooled(rate: float) -> float:
         if shift == 0.0:
             weights = [(1.0, 1.0)]
         else:
-            alt = built_pools(min(better, 1.0), COMPARISONS)
+            alt = _pools(min(better, 1.0), size)
             weights = [(w, alt.get(pool, 0.0) / w) for pool, w in base.items()]
         for i in range(200):  # prices of the dual
             price = 10 ** (-2 + 8 * i / 199)
@@ -236,6 +245,15 @@ def main() -> None:
         )
         print(f"| {name} | " + " | ".join(f"{c:.2f}" for c in cells) + " |")
         sys.stdout.flush()
+    if "--pool-sizes" in sys.argv:
+        sizes = [int(n) for n in sys.argv[sys.argv.index("--pool-sizes") + 1].split(",")]
+        print("\nThe moderate suite's floor with a pool of N answers at each probe's rate:")
+        print("\n| pooled answers | floor, runner's stages |")
+        print("|---|---|")
+        for size in sizes:
+            floor = sum(w * fewest_pooled(r, size) for r, w in suites()["moderate"])
+            print(f"| {size} | {floor:.2f} |")
+            sys.stdout.flush()
     print(f"\n({time.perf_counter() - started:.0f} s)")
 
 
