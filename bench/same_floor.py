@@ -21,11 +21,12 @@ ends at ``max-samples``, as the runner's do.
    computed prices bounds it from below); the best ``l`` and the worst ``d`` give the floor. In
    the runner's stages.
 
-Then the two suites ``bench/day_one.py`` measures: the bench suite (85 probes that always pass,
-ten at 0.90-0.97, five continuous scores whose pass flags pass at their rates) and the moderate
-suite (99 probes at 0.60-0.90, one at 0.95; the rates here in steps of 0.01). For a probe that
-always passes four passes after a drop to 0.50 come up 6.25% of the time, so a rule that may not
-toss a coin needs five; the floor's 4.40 mixes stopping at four (60% of the time) with five.
+Beside them the shipped rule's expected answers against the first push's pool, exact. Then the
+two suites ``bench/day_one.py`` measures: the bench suite (85 probes that always pass, ten at
+0.90-0.97, five continuous scores whose pass flags pass at their rates) and the moderate suite
+(99 probes at 0.60-0.90, one at 0.95; the rates here in steps of 0.01). For a probe that always
+passes four passes after a drop to 0.50 come up 6.25% of the time, so a rule that may not toss a
+coin needs five; the floor's 4.40 mixes stopping at four (60% of the time) with five.
 ``--pool-sizes 57,114,228,456``: the moderate suite's floor against pools of those sizes
 (minutes). Prints, never asserts; about 90 s.
 """
