@@ -46,23 +46,28 @@ def binary(rate: float) -> Draw:
     return draw
 
 
+SCORE_PASS = 0.6
+"""A continuous score passes at this value or above."""
+
+
 def continuous(mu: float, sd: float) -> Draw:
     def draw(rng: random.Random) -> tuple[float, bool]:
         score = min(1.0, max(0.0, round(rng.gauss(mu, sd), 2)))
-        return score, score >= 0.6
+        return score, score >= SCORE_PASS
 
     return draw
 
 
 FLAKY_RATES = (0.95, 0.90, 0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.97)
 """The bench suite's pass/fail probes that sometimes fail (``flaky-0`` is the one that drifts)."""
+SCORE_SHAPES = ((0.90, 0.05), (0.85, 0.08), (0.80, 0.10), (0.75, 0.12), (0.70, 0.15))
+"""The bench suite's continuous-score probes: (mean, sd) of each."""
 
 
 def suite_behaviour() -> dict[str, Draw]:
     probes: dict[str, Draw] = {f"stable-{i}": binary(1.0) for i in range(85)}
     probes.update({f"flaky-{i}": binary(r) for i, r in enumerate(FLAKY_RATES)})
-    shapes = [(0.90, 0.05), (0.85, 0.08), (0.80, 0.10), (0.75, 0.12), (0.70, 0.15)]
-    probes.update({f"score-{i}": continuous(mu, sd) for i, (mu, sd) in enumerate(shapes)})
+    probes.update({f"score-{i}": continuous(mu, sd) for i, (mu, sd) in enumerate(SCORE_SHAPES)})
     return probes
 
 

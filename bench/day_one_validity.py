@@ -66,13 +66,13 @@ def looks(policy: Policy = POLICY) -> list[int]:
     return list(power.stage_sizes(policy))
 
 
-def ends(
+def walk(
     deciders: Sequence[Callable[[int, int], bool]], p: float, sizes: Sequence[int]
-) -> list[float]:
+) -> tuple[list[float], float]:
     """Chance that each of ``deciders(passes, n)`` is the first to hold at some stage (checked in
     order at a look, as ``sequential.step`` checks a regression before "same"), answers at
-    rate ``p``."""
-    dist, n, hits = [1.0], 0, [0.0] * len(deciders)
+    rate ``p``; and the expected answers asked (the last size when none holds)."""
+    dist, n, hits, answers = [1.0], 0, [0.0] * len(deciders), 0.0
     for size in sizes:
         dist, n = power.grow(dist, size - n, p), size
         for x, w in enumerate(dist):
@@ -80,9 +80,17 @@ def ends(
                 for i, decides in enumerate(deciders):
                     if decides(x, n):
                         hits[i] += w
+                        answers += w * n
                         dist[x] = 0.0
                         break
-    return hits
+    return hits, answers + sum(dist) * n
+
+
+def ends(
+    deciders: Sequence[Callable[[int, int], bool]], p: float, sizes: Sequence[int]
+) -> list[float]:
+    """The chances of :func:`walk`."""
+    return walk(deciders, p, sizes)[0]
 
 
 def ever(decides: Callable[[int, int], bool], p: float, sizes: Sequence[int]) -> float:

@@ -45,8 +45,8 @@ from statistics import NormalDist
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import machine_note
-from bench._drift_model import FLAKY_RATES
-from bench.day_one_validity import built_pools
+from bench._drift_model import FLAKY_RATES, SCORE_PASS, SCORE_SHAPES
+from bench.day_one_validity import built_pools, walk
 from promptcanary.core.sampling import power
 from promptcanary.core.sampling import sequential as seq
 from promptcanary.core.sampling.sequential import Counts, Policy
@@ -60,11 +60,12 @@ COMPARISONS = 100
 """The suites' size: the first push builds its pools for e-BH over this many."""
 PRICES = tuple(10 ** (-2 + 8 * i / 159) for i in range(160))
 """The prices on the error at which the cheapest rule is computed for the pooled floor."""
+DUAL_PRICES = tuple(10 ** (-2 + 8 * i / 199) for i in range(200))
+"""The prices of the dual the pooled floor maximises over."""
 SHIFTS = tuple(0.01 * i for i in range(16))
 """How much better than ``p`` the baseline of the pooled floor's alternative may be."""
-SCORES = ((0.90, 0.05), (0.85, 0.08), (0.80, 0.10), (0.75, 0.12), (0.70, 0.15))
-"""The bench suite's continuous scores (mean, sd), passing at 0.6 (``_drift_model``)."""
-PASS_AT = 0.6
+LOG_BAR = math.log(COMPARISONS / POLICY.alpha)
+"""e-BH's bar for one discovery among ``COMPARISONS``, as a log."""
 
 
 def _policy(rate: float, dropped: float, price: float, sizes: Sequence[int]) -> tuple[float, float]:
@@ -98,17 +99,10 @@ def _follow(
 ) -> tuple[float, float]:
     """Expected answers at the first rate, and the chance of "same" at the second, under
     ``stop``."""
-    out = []
-    for truth in rates:
-        dist, n, answers, same = [1.0], 0, 0.0, 0.0
-        for k, size in enumerate(sizes):
-            dist, n = power.grow(dist, size - n, truth), size
-            for x, weight in enumerate(dist):
-                if weight and stop[k][x]:
-                    answers, same = answers + weight * n, same + weight
-                    dist[x] = 0.0
-        out.append((answers + sum(dist) * n, same))
-    return out[0][0], out[1][1]
+    look = {n: k for k, n in enumerate(sizes)}
+    stops = [lambda x, n: stop[look[n]][x]]
+    answers = walk(stops, rates[0], sizes)[1]
+    return answers, walk(stops, rates[1], sizes)[0][0]
 
 
 @cache
@@ -152,6 +146,7 @@ def _below(values: Sequence[float], price: float) -> float:
     return values[i - 1] + t * (values[i] - values[i - 1])
 
 
+@cache
 def _pools(rate: float, size: int | None) -> dict[Counts, float]:
     """The first push's pool as the library builds it (``size`` None), or ``size`` answers."""
     if size is None:
@@ -174,8 +169,7 @@ def fewest_pooled(rate: float, size: int | None = None) -> float:
         else:
             alt = _pools(min(better, 1.0), size)
             weights = [(w, alt.get(pool, 0.0) / w) for pool, w in base.items()]
-        for i in range(200):  # prices of the dual
-            price = 10 ** (-2 + 8 * i / 199)
+        for price in DUAL_PRICES:
             dual = sum(w * _below(values, price * lr) for w, lr in weights) - ERROR * price
             best = max(best, dual)
     # Knowing the rate, a rule could draw a pool itself: the known floor holds here too.
@@ -184,36 +178,28 @@ def fewest_pooled(rate: float, size: int | None = None) -> float:
 
 def _settles(pool: Counts, passes: int, n: int) -> bool:
     today = Counts(passes, n)
-    bar = math.log(COMPARISONS / POLICY.alpha)
-    return seq.log_e_worse(pool, today) >= bar or seq.futile(pool, today, POLICY)
+    return seq.log_e_worse(pool, today) >= LOG_BAR or seq.futile(pool, today, POLICY)
 
 
 @cache
 def shipped(rate: float) -> float:
     """The shipped rule's expected answers at no drift against the first push's pool (exact):
     regressed at e-BH's bar for one discovery, or "same"; ``max-samples`` otherwise."""
-    total = 0.0
-    for pool, weight in built_pools(rate, COMPARISONS).items():
-        dist, n, answers = [1.0], 0, 0.0
-        for size in STAGES:
-            dist, n = power.grow(dist, size - n, rate), size
-            for x, w in enumerate(dist):
-                if w and _settles(pool, x, n):
-                    answers += w * n
-                    dist[x] = 0.0
-        total += weight * (answers + sum(dist) * n)
-    return total
+    return sum(
+        weight * walk([lambda x, n, pool=pool: _settles(pool, x, n)], rate, STAGES)[1]
+        for pool, weight in _pools(rate, None).items()
+    )
 
 
 def score_rate(mean: float, sd: float) -> float:
-    """Pass rate of a score ~ Normal(mean, sd) rounded to 0.01, passing at ``PASS_AT``."""
-    return 1.0 - NormalDist(mean, sd).cdf(PASS_AT - 0.005)
+    """Pass rate of a score ~ Normal(mean, sd) rounded to 0.01, passing at ``SCORE_PASS``."""
+    return 1.0 - NormalDist(mean, sd).cdf(SCORE_PASS - 0.005)
 
 
 def suites() -> dict[str, list[tuple[float, float]]]:
     """Each suite's pass rates with their share of its comparisons."""
     moderate = [(round(0.60 + 0.01 * i, 2), 0.99 / 31) for i in range(31)]
-    flaky = [*FLAKY_RATES, *(round(score_rate(m, s), 4) for m, s in SCORES)]
+    flaky = [*FLAKY_RATES, *(round(score_rate(m, s), 4) for m, s in SCORE_SHAPES)]
     return {
         "bench suite": [(1.0, 0.85)] + [(r, 0.01) for r in flaky],
         "moderate": [(0.95, 0.01), *moderate],

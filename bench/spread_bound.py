@@ -42,6 +42,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -60,27 +61,34 @@ GRID = 61
 Dist = dict[object, float]
 
 
-def _normal_grid() -> list[tuple[float, float]]:
+def _normal_grid() -> tuple[tuple[float, float], ...]:
     zs = [-6.0 + 12.0 * i / (GRID - 1) for i in range(GRID)]
     weights = [math.exp(-z * z / 2) for z in zs]
     total = sum(weights)
-    return [(z, w / total) for z, w in zip(zs, weights, strict=True)]
+    return tuple((z, w / total) for z, w in zip(zs, weights, strict=True))
 
 
-def _binomial(n: int) -> Callable[[float], Dist]:
-    return lambda p: dict(enumerate(power.pmf(n, p)))
+NORMAL = _normal_grid()
 
 
-def _first_push(p: float) -> Dist:
-    return dict(built_pools(p, COMPARISONS))
+def _outcomes(p: float, answers: int | None) -> Dist:
+    """One run's outcomes at rate ``p``: the first push as the library builds it (``answers``
+    None), or the passes of ``answers`` answers."""
+    if answers is None:
+        return dict(built_pools(p, COMPARISONS))
+    return dict(enumerate(power.pmf(answers, p)))
 
 
-def _spread(rate: float, sd: float, draw: Callable[[float], Dist]) -> Dist:
-    """``draw``'s outcomes when the run's rate is logit-normal around ``rate``."""
+@cache
+def _run_outcomes(rate: float, sd: float, answers: int | None) -> Dist:
+    """:func:`_outcomes` when the run's rate is logit-normal around ``rate`` with sd ``sd``
+    (0: the rate itself). Cached: every number of pushes asks the same runs."""
+    if sd == 0.0:
+        return _outcomes(rate, answers)
     out: Dist = {}
     centre = math.log(rate / (1 - rate))
-    for z, w in _normal_grid():
-        for key, q in draw(1 / (1 + math.exp(-centre - sd * z))).items():
+    for z, w in NORMAL:
+        for key, q in _outcomes(1 / (1 + math.exp(-centre - sd * z)), answers).items():
             out[key] = out.get(key, 0.0) + w * q
     return out
 
@@ -96,20 +104,23 @@ def _later_runs(one_run: Dist, runs: int) -> Dist:
     return out
 
 
-def _world(first: Dist, later: Dist, today: Dist, pushes: int) -> tuple[Dist, Dist, Dist]:
-    return first, _later_runs(later, pushes - 1), today
+def _world(
+    rate: float, today_rate: float, sd: float, pushes: int, later: int, today: int
+) -> tuple[Dist, Dist, Dist]:
+    """A comparison's pool (first push, later runs as a multiset) and today's answers."""
+    return (
+        _run_outcomes(rate, sd, None),
+        _later_runs(_run_outcomes(rate, sd, later), pushes - 1),
+        _run_outcomes(today_rate, sd, today),
+    )
 
 
 def least_false_alarm(
     sd: float, pushes: int, later: int, today: int, powers: Sequence[float]
 ) -> list[float]:
     """The least summed false alarm of the 10 comparisons at each power (Neyman-Pearson)."""
-    drop = _world(_first_push(0.95), _binomial(later)(0.95), _binomial(today)(0.50), pushes)
-    nulls = [
-        _world(_spread(r, sd, _first_push), _spread(r, sd, _binomial(later)),
-               _spread(r, sd, _binomial(today)), pushes)
-        for r in FLAKY_RATES
-    ]  # fmt: skip
+    drop = _world(0.95, 0.50, 0.0, pushes, later, today)
+    nulls = [_world(r, r, sd, pushes, later, today) for r in FLAKY_RATES]
     cells: list[tuple[float, float, float]] = []
     for (a, pa), (b, pb), (c, pc) in itertools.product(*(w.items() for w in drop)):
         p1 = pa * pb * pc
